@@ -1,0 +1,92 @@
+"""The ``eqtune`` command line: a thin front end over the Python API.
+
+Sub-commands live in their own modules and are imported only when invoked, so that
+``eqtune --help`` does not import numpy, scikit-rf or textual. Every ``EqtuneError`` becomes
+one line on stderr and exit code 2; Ctrl-C exits with 130.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+# command name -> "module:attribute" of a click command (each owned by one room's CLI module)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "channel": ("eqtune.cli.channel_cmd:channel", "Channel library: list, show."),
+    "eye": ("eqtune.cli.eye_cmd:eye", "Statistical eye and margins of a channel at given EQ."),
+    "tune": ("eqtune.cli.tune_cmd:tune", "Tune equalization codes (simulation or live)."),
+    "drivers": ("eqtune.cli.drivers_cmd:drivers", "Instrument driver definitions: list, scan."),
+    "module": ("eqtune.cli.module_cmd:module", "CMIS module: show identity/EQ, set codes."),
+    "measure": ("eqtune.cli.measure_cmd:measure", "Measure BER/eye of a module lane."),
+    "emulate": ("eqtune.cli.emulate_cmd:emulate", "Start the module and instrument emulators."),
+    "session": ("eqtune.cli.session_cmd:session", "On-site session journals: list, show, resume, report."),
+    "profile": ("eqtune.cli.profile_cmd:profile", "Tuning profiles: save, show, verify, push."),
+    "study": ("eqtune.cli.study_cmd:study", "Offline channel studies over channels x corners x profiles."),
+    "tui": ("eqtune.cli.tui_cmd:tui", "The guided on-site session (terminal UI)."),
+    "demo": ("eqtune.cli.demo_cmd:demo", "Tune the default shipped channel on emulated hardware."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose sub-commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = _COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attr = entry[0].split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                return _unavailable(cmd_name)
+            raise
+        return getattr(module, attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Help text comes from the table above: listing commands must not import them.
+        rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context):  # noqa: D401 - click API
+        from eqtune.errors import EqtuneError
+
+        try:
+            return super().invoke(ctx)
+        except EqtuneError as exc:
+            click.echo(f"eqtune: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("eqtune: interrupted", err=True)
+            ctx.exit(130)
+
+
+def _unavailable(name: str) -> click.Command:
+    @click.command(name=name, help=_COMMANDS[name][1] + " (not available in this build)")
+    def _cmd() -> None:
+        click.echo(f"eqtune: error: '{name}' is not available in this build of eqtune", err=True)
+        sys.exit(2)
+
+    return _cmd
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="eqtune", message="eqtune %(version)s")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """eqtune: tune the equalization of high-speed module links for the best eye margin.
+
+    Run ``eqtune COMMAND --help`` for each command. With no command in an interactive
+    terminal, the guided session (``eqtune tui``) starts.
+    """
+    if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            ctx.invoke(ctx.command.get_command(ctx, "tui"))
+        else:
+            click.echo(ctx.get_help())
