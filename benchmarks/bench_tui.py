@@ -1,0 +1,76 @@
+"""TUI speed (issue 7): time to the first screen, and key latency while a tune runs.
+
+Targets: first screen <= 1.5 s after `eqtune tui`; key presses handled within 100 ms while tuning.
+Baseline for the ratio: an idle key press on the same app in the same run.
+
+    python benchmarks/bench_tui.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def first_screen_s() -> float:
+    """Wall time of a fresh interpreter importing the app and mounting its first screen."""
+    code = (
+        "import time,asyncio;t0=time.perf_counter();from eqtune.tui.app import EqtuneApp\n"
+        "async def m():\n"
+        "    app=EqtuneApp('" + tempfile.mkdtemp() + "')\n"
+        "    async with app.run_test(size=(80,24)) as p:\n"
+        "        await p.pause(); print(time.perf_counter()-t0)\n"
+        "asyncio.run(m())\n"
+    )
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t0
+    return wall, float(out.stdout.strip().splitlines()[-1])
+
+
+async def key_latency() -> tuple[list[float], list[float]]:
+    from eqtune.tui.app import EqtuneApp
+
+    app = EqtuneApp(tempfile.mkdtemp(), emulators=True)
+    idle, busy = [], []
+    async with app.run_test(size=(80, 24)) as pilot:
+        for k in ("2", "1") * 5:
+            t0 = time.perf_counter()
+            await pilot.press(k)
+            idle.append(time.perf_counter() - t0)
+        await pilot.press("2", "e", "c")
+        await app.workers.wait_for_complete()
+        app.query_one("#link-budget").value = "400"
+        app.query_one("#link-dwell").value = "0.02"
+        await pilot.press("l")
+        await app.workers.wait_for_complete()
+        await pilot.press("b")
+        await app.workers.wait_for_complete()
+        await pilot.press("t")
+        while app.evaluations < 2:
+            await pilot.pause(0.02)
+        for k in ("1", "5") * 10:
+            t0 = time.perf_counter()
+            await pilot.press(k)
+            busy.append(time.perf_counter() - t0)
+        await pilot.press("a")
+        await app.workers.wait_for_complete()
+    return idle, busy
+
+
+def main() -> None:
+    wall, mounted = first_screen_s()
+    print(f"first screen: {mounted * 1000:.0f} ms after interpreter start (process wall {wall * 1000:.0f} ms); "
+          f"target <= 1500 ms")
+    idle, busy = asyncio.run(key_latency())
+    mi, mb = statistics.median(idle), statistics.median(busy)
+    print(f"key press idle: median {mi * 1000:.1f} ms; while tuning: median {mb * 1000:.1f} ms, "
+          f"max {max(busy) * 1000:.1f} ms (ratio tuning/idle {mb / mi:.2f}); target <= 100 ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,329 @@
+"""The on-site session as a step-by-step controller, with no user interface in it.
+
+The Textual app (``eqtune.tui.app``) is a thin view over this class: every step of the guided
+session is one method here, so the flow is testable without a terminal and the TUI holds no
+state of its own beyond what it shows.
+
+Steps (issue 7): session -> devices -> link -> baseline -> tune -> verify -> save & push -> report.
+Device and input problems raise ``EqtuneError`` subclasses with a message saying what to do; the
+view shows the message and stays usable.
+
+Threading: the long steps (:meth:`baseline`, :meth:`tune`, :meth:`verify`) block and are meant to
+run in a worker thread; :meth:`pause`, :meth:`unpause` and :meth:`abort` may be called from any
+thread (they forward to ``LiveTuner``, which is thread-safe). Progress arrives through the
+``on_event`` callback given to the constructor, on the worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eqtune.errors import InputError, SessionError
+
+STEPS = ("session", "devices", "link", "baseline", "tune", "verify", "save", "report")
+EMULATED_MODULE = "emu:c2m-10in"
+
+
+@dataclass
+class SessionForm:
+    """Step 1: who, where, which link (free text, journaled as session metadata)."""
+
+    site: str = ""
+    customer: str = ""
+    link: str = ""
+    operator: str = ""
+
+    def metadata(self) -> dict[str, str]:
+        return {k: v.strip() for k, v in vars(self).items() if v and v.strip()}
+
+
+@dataclass
+class LinkForm:
+    """Step 3: what to tune and how."""
+
+    channel: str | None = "c2m-10in"  # library channel the link corresponds to (None: pure live)
+    target_ber: float = 1e-6
+    metric: str = "ber"  # ber | q_db | eye_height
+    knobs: list[str] = field(default_factory=lambda: ["rx_pre", "rx_post", "rx_amp"])
+    budget: int = 30
+    dwell_s: float = 1.0
+    seed: int | None = None
+
+    def check(self) -> None:
+        if not 0 < self.target_ber < 0.5:
+            raise InputError(f"target BER {self.target_ber:g} is outside (0, 0.5): use e.g. 1e-6")
+        if self.budget < 1:
+            raise InputError(f"budget {self.budget} must be at least 1 evaluation per lane")
+        if self.dwell_s <= 0:
+            raise InputError(f"dwell {self.dwell_s:g} s must be > 0")
+        if self.metric not in ("ber", "q_db", "eye_height"):
+            raise InputError(f"objective {self.metric!r} is unknown: use ber, q_db or eye_height")
+
+
+class SessionController:
+    """One on-site session driven step by step (see the module docstring)."""
+
+    def __init__(self, sessions_dir: str | os.PathLike[str] | None = None, *,
+                 on_event: Callable[[Any], None] | None = None,
+                 opener: Callable[[str], Any] | None = None) -> None:
+        from eqtune.resources import sessions_dir as _sessions_dir
+
+        self.sessions_dir = Path(_sessions_dir(sessions_dir))
+        self.on_event = on_event
+        self._opener = opener
+        self.form = SessionForm()
+        self.link = LinkForm()
+        self.module_resource: str = EMULATED_MODULE
+        self.instrument_resource: str | None = None  # None: the module's own PRBS checker
+        self.lanes: list[int] = [1]
+        self.module: Any = None
+        self.identity: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self.tuner: Any = None
+        self.session_id: str | None = None
+        self.baseline_result: dict[int, dict[str, Any]] = {}
+        self.recommended: dict[int, dict[str, int]] = {}
+        self.verify_result: dict[int, dict[str, Any]] = {}
+        self.decisions: dict[int, dict[str, Any]] = {}
+        self.profile_path: Path | None = None
+        self.push_report: Any = None
+        self.report_path: Path | None = None
+
+    # -- step 1: session ---------------------------------------------------------------------
+    def list_sessions(self) -> list[Any]:
+        from eqtune.session.journal import list_sessions
+
+        if not self.sessions_dir.is_dir():
+            return []
+        return list_sessions(self.sessions_dir)
+
+    def new_session(self, form: SessionForm) -> None:
+        """Remember the metadata; the journal is created when the link is confirmed (step 3)."""
+        self.form = form
+        self._close_tuner()
+        self.session_id = None
+
+    def resume_session(self, session_id: str) -> Any:
+        """Reopen an interrupted session: devices and link come from its journal."""
+        from eqtune.session.live import LiveTuner
+
+        self._close_tuner()
+        self.tuner = LiveTuner.resume(session_id, sessions_dir=self.sessions_dir, on_event=self.on_event,
+                                      **self._opener_kw())
+        self.session_id = self.tuner.session_id
+        cfg = self.tuner.config
+        self.module_resource = cfg.module
+        self.instrument_resource = cfg.instrument
+        self.lanes = list(cfg.lanes) or [1]
+        self.link = LinkForm(channel=cfg.channel, metric=cfg.metric, knobs=list(cfg.knobs or []),
+                             budget=cfg.budget, dwell_s=cfg.dwell_s, seed=cfg.seed,
+                             target_ber=cfg.target_ber or 1e-6)
+        meta = self.tuner.view.header.get("metadata") or {}
+        self.form = SessionForm(**{k: str(meta.get(k, "")) for k in ("site", "customer", "link", "operator")})
+        self.tuner.connect()
+        self.module = self.tuner.module
+        self._read_identity()
+        return self.tuner.view
+
+    # -- step 2: devices ---------------------------------------------------------------------
+    def use_emulators(self) -> None:
+        self.module_resource = EMULATED_MODULE
+        self.instrument_resource = None
+
+    def connect_module(self, resource: str, lanes: list[int], instrument: str | None = None) -> dict[str, Any]:
+        """Open the module (and check the instrument resource), show its identity and capabilities."""
+        resource = resource.strip()
+        if not resource:
+            raise InputError("no module resource: type one (e.g. i2c:1@0x50) or press e for the emulators")
+        if not lanes:
+            raise InputError("no lanes chosen: type lane numbers 1..8, e.g. 1,2")
+        bad = [ln for ln in lanes if not 1 <= ln <= 8]
+        if bad:
+            raise InputError(f"lane(s) {bad} out of range: CMIS lanes are numbered 1..8")
+        if self.module is not None and resource != self.module_resource:
+            self._close_module()
+        if self.module is None:
+            self.module = self._open(resource)
+        self.module_resource = resource
+        self.instrument_resource = instrument.strip() if instrument and instrument.strip() else None
+        self.lanes = sorted(set(lanes))
+        self._read_identity()
+        return self.identity
+
+    def _read_identity(self) -> None:
+        self.identity = self.module.identity().to_dict()
+        self.capabilities = self.module.capabilities().to_dict()
+
+    def active_codes(self) -> dict[int, dict[str, int]]:
+        if self.module is None:
+            return {}
+        return {ln: self.module.active_eq(ln) for ln in self.lanes}
+
+    # -- step 3: link ------------------------------------------------------------------------
+    def library_channels(self) -> list[str]:
+        try:
+            from eqtune.channel import list_channels
+
+            return [c if isinstance(c, str) else getattr(c, "name", str(c)) for c in list_channels()]
+        except Exception:  # the library is optional for a pure live session
+            return []
+
+    def confirm_link(self, link: LinkForm) -> str:
+        """Create the journaled session with this configuration and connect it; returns its id."""
+        from eqtune.session.live import LiveConfig, LiveTuner
+
+        link.check()
+        if self.module is None:
+            raise InputError("no module connected yet: go to step 2 (Devices) and connect one")
+        self.link = link
+        if self.tuner is not None and self.tuner.view.status() not in ("done", "aborted", "failed"):
+            if self.tuner.view.measurements():
+                raise SessionError(f"session {self.session_id} already has measurements: finish or abort it "
+                                   "before changing the link settings")
+            self._close_tuner()
+        cfg = LiveConfig(module=self.module_resource, lanes=list(self.lanes), instrument=self.instrument_resource,
+                         dwell_s=link.dwell_s, budget=link.budget, seed=link.seed, knobs=list(link.knobs) or None,
+                         metric=link.metric, target_ber=link.target_ber, channel=link.channel,
+                         metadata=self.form.metadata())
+        self.tuner = LiveTuner.create(cfg, sessions_dir=self.sessions_dir, on_event=self.on_event,
+                                      module=self.module, **self._opener_kw(instrument_only=True))
+        self.session_id = self.tuner.session_id
+        self.tuner.connect()
+        return self.session_id
+
+    # -- steps 4-6: baseline, tune, verify (blocking: run in a worker thread) ----------------
+    def _need_tuner(self) -> Any:
+        if self.tuner is None:
+            raise SessionError("no session yet: confirm the link in step 3 first (or resume a session)")
+        return self.tuner
+
+    def baseline(self) -> dict[int, dict[str, Any]]:
+        self.baseline_result = self._need_tuner().baseline() or {}
+        return self.baseline_result
+
+    def tune(self) -> dict[int, dict[str, int]]:
+        t = self._need_tuner()
+        if not self.baseline_result and not t.view.readings("baseline"):
+            self.baseline()
+        self.recommended = t.tune() or {}
+        return self.recommended
+
+    def verify(self) -> dict[int, dict[str, Any]]:
+        t = self._need_tuner()
+        self.verify_result = t.verify() or {}
+        if t.phase not in ("aborted", "failed"):
+            self.decisions = t.decide() or {}
+        return self.verify_result
+
+    def pause(self) -> None:
+        if self.tuner is not None:
+            self.tuner.pause()
+
+    def unpause(self) -> None:
+        if self.tuner is not None:
+            self.tuner.unpause()
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.tuner is not None and self.tuner.paused)
+
+    def abort(self) -> None:
+        """Stop after the current measurement; the tuner restores the original codes."""
+        if self.tuner is not None:
+            self.tuner.abort("aborted by the operator (TUI)")
+
+    def lane_results(self) -> dict[int, Any]:
+        return self.tuner.view.lane_results() if self.tuner is not None else {}
+
+    @property
+    def phase(self) -> str:
+        return self.tuner.phase if self.tuner is not None else "new"
+
+    # -- step 7: save & push -----------------------------------------------------------------
+    def save_profile(self, out: str | os.PathLike[str] | None = None) -> Path:
+        """Finish the session (if still open) and save its profile (default ``<session>/profile.json``)."""
+        from eqtune.session.live import session_profile
+
+        t = self._need_tuner()
+        if t.phase not in ("done", "aborted", "failed"):
+            t.finish()
+        sid = self.session_id
+        prof = session_profile(sid, self.sessions_dir)
+        self.profile_path = Path(prof.save(Path(out) if out else self.sessions_dir / sid / "profile.json"))
+        self._journal("profile", path=str(self.profile_path.resolve()), digest=prof.digest)
+        return self.profile_path
+
+    def _journal(self, type_: str, **fields: Any) -> None:
+        """Append to the session journal, reopening it when the tuner has closed it."""
+        from eqtune.session.journal import Journal
+
+        j = self.tuner.journal if self.tuner is not None else None
+        if j is not None and not j.closed:
+            j.append(type_, **fields)
+            return
+        with Journal.open(self.session_id, self.sessions_dir) as reopened:
+            reopened.append(type_, **fields)
+
+    def push(self, extra_resources: list[str] | None = None, *, dry_run: bool = False) -> Any:
+        """Push the saved profile to this module and any extra ones; per-module results."""
+        from eqtune.session.push import push_profile
+
+        if self.profile_path is None:
+            raise InputError("no profile saved yet: press w to save the profile first")
+        modules: list[Any] = [self.module] + [r.strip() for r in (extra_resources or []) if r.strip()]
+        kw: dict[str, Any] = {"opener": self._opener} if self._opener else {}
+        self.push_report = push_profile(str(self.profile_path), modules, dry_run=dry_run, **kw)
+        self._journal("push", results=[r.to_dict() for r in self.push_report.results])
+        return self.push_report
+
+    # -- step 8: report ----------------------------------------------------------------------
+    def write_report(self, out: str | os.PathLike[str] | None = None) -> Path:
+        from eqtune.session.live import load_session
+        from eqtune.session.report import render_report
+
+        self._need_tuner()
+        sid = self.session_id
+        path = Path(out) if out else self.sessions_dir / sid / "report.html"
+        html = render_report(load_session(sid, self.sessions_dir), session_id=sid,
+                             journal_path=self.sessions_dir / sid / "journal.jsonl")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+        self._journal("report", path=str(path.resolve()))
+        self.report_path = path
+        return path
+
+    # -- housekeeping ------------------------------------------------------------------------
+    def _opener_kw(self, instrument_only: bool = False) -> dict[str, Any]:
+        if self._opener is None or instrument_only:
+            return {}
+        return {"opener": self._opener}
+
+    def _open(self, resource: str) -> Any:
+        if self._opener is not None:
+            return self._opener(resource)
+        from eqtune.drivers.cmis import open_module
+
+        return open_module(resource)
+
+    def _close_tuner(self) -> None:
+        if self.tuner is not None:
+            try:
+                self.tuner.close()
+            finally:
+                self.tuner = None
+
+    def _close_module(self) -> None:
+        if self.module is not None:
+            try:
+                self.module.close()
+            finally:
+                self.module = None
+
+    def close(self) -> None:
+        """Close the session journal and the module (idempotent)."""
+        self._close_tuner()
+        self._close_module()
