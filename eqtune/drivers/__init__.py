@@ -1,0 +1,35 @@
+"""Device access: register transports, the CMIS module driver, SCPI instruments and emulators.
+
+Light on import: names are re-exported lazily (``from eqtune.drivers import open_module`` imports
+:mod:`eqtune.drivers.cmis` on first use only).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "open_module": "eqtune.drivers.cmis",
+    "CmisModule": "eqtune.drivers.cmis",
+    "ModuleIdentity": "eqtune.drivers.cmis",
+    "EqCapabilities": "eqtune.drivers.cmis",
+    "BerCount": "eqtune.drivers.measurement",
+    "EmulatedLink": "eqtune.drivers.emulated_link",
+    "EmulatedModule": "eqtune.drivers.emulator_module",
+    "NetBridgeServer": "eqtune.drivers.netbridge",
+    "open_transport": "eqtune.drivers.transport",
+    "parse_resource": "eqtune.drivers.transport",
+    "PagedRegisters": "eqtune.drivers.transport",
+    "open_instrument": "eqtune.drivers.instrument",
+    "Instrument": "eqtune.drivers.instrument",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'eqtune.drivers' has no attribute {name!r}")
+    return getattr(importlib.import_module(mod), name)

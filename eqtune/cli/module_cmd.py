@@ -1,0 +1,109 @@
+"""``eqtune module``: show a CMIS module's identity, EQ capabilities and active EQ; set EQ codes.
+
+RESOURCE is a module resource string: ``i2c:1@0x50``, ``optoe:/sys/bus/i2c/devices/11-0050/eeprom``,
+``ftdi://ftdi:232h/1``, ``emu:c2m-10in`` (in-process emulator), ``net:127.0.0.1:7700`` (the bridge
+started by ``eqtune emulate``). Device faults print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import click
+
+KNOB_ORDER = ("rx_pre", "rx_post", "rx_amp", "tx_eq")
+
+
+@click.group(name="module")
+def module() -> None:
+    """CMIS module: show identity/capabilities/EQ, set EQ codes."""
+
+
+@module.command(name="show")
+@click.argument("resource")
+@click.option("--lane", type=click.IntRange(1, 8), default=None, help="Only this lane (1..8).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def show(resource: str, lane: int | None, as_json: bool) -> None:
+    """Identity, EQ capabilities and active EQ per lane of the module at RESOURCE."""
+    from eqtune.drivers.cmis import open_module
+
+    with open_module(resource) as mod:
+        ident = mod.identity()
+        caps = mod.capabilities()
+        if lane is not None and lane > caps.lanes:
+            from eqtune.errors import InputError
+
+            raise InputError(f"{resource}: lane {lane} does not exist: this module has lanes 1..{caps.lanes}")
+        lanes = [lane] if lane else list(range(1, caps.lanes + 1))
+        active = mod.active_eq_all()
+        dps = mod.dp_states()
+        adaptive = mod.tx_adaptive_enabled()
+    rows = [{"lane": ln, "dp_state": dps[ln], "tx_adaptive": adaptive[ln], **active[ln]} for ln in lanes]
+    if as_json:
+        from eqtune.cli._common import echo_json
+
+        echo_json({"resource": resource, "identity": ident.to_dict(), "capabilities": caps.to_dict(), "lanes": rows})
+        return
+    click.echo(f"module      {resource}")
+    click.echo(f"vendor      {ident.vendor}  (OUI {ident.oui})")
+    click.echo(f"part        {ident.pn}  rev {ident.rev}  SN {ident.sn}  date {ident.date_code}")
+    click.echo(f"type        {ident.form_factor}  CMIS {ident.cmis_rev}  firmware {ident.firmware}  state {ident.module_state}")
+    kv = caps.knob_values()
+    knobs = [k for k in KNOB_ORDER if k in kv]
+
+    def span(k: str) -> str:
+        v = kv[k]
+        return f"{v[0]}..{v[-1]}" if list(v) == list(range(v[0], v[-1] + 1)) else ",".join(map(str, v))
+
+    click.echo("eq codes    " + ("  ".join(f"{k} {span(k)}" for k in knobs) or "no EQ controls advertised"))
+    click.echo(f"apply       {'ApplyImmediate' if caps.apply_immediate else 'ApplyDPInit (SteppedConfigOnly)'}"
+               f"  Tx adaptive EQ {'supported' if caps.tx_adaptive else 'not supported'}"
+               f"  PRBS checker {'yes' if caps.diagnostics else 'no'}")
+    click.echo("")
+    click.echo("lane  " + "".join(f"{k:>8}" for k in knobs) + "  tx_adapt  dp_state")
+    for r in rows:
+        click.echo(f"{r['lane']:>4}  " + "".join(f"{r.get(k, '-'):>8}" for k in knobs)
+                   + f"  {'on' if r['tx_adaptive'] else 'off':>8}  {r['dp_state']}")
+
+
+@module.command(name="set")
+@click.argument("resource")
+@click.option("--lane", "lanes", type=click.IntRange(1, 8), multiple=True, required=True,
+              help="Lane to set (1..8); repeat for several lanes.")
+@click.option("--rx-pre", type=int, default=None, help="Rx output pre-cursor code.")
+@click.option("--rx-post", type=int, default=None, help="Rx output post-cursor code.")
+@click.option("--rx-amp", type=int, default=None, help="Rx output amplitude code.")
+@click.option("--tx-eq", type=int, default=None, help="Tx input fixed EQ code (turns adaptive EQ off).")
+@click.option("--method", type=click.Choice(["auto", "immediate", "dpinit"]), default="auto", show_default=True,
+              help="Apply trigger: ApplyImmediate when allowed (auto), or ApplyDPInit.")
+@click.option("--dry-run", is_flag=True, help="Validate and show what would be written; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, method: str, dry_run: bool,
+         as_json: bool) -> None:
+    """Write EQ codes to LANE(s) of the module at RESOURCE (validated, applied, read back)."""
+    from eqtune.errors import InputError
+
+    knobs = {k: v for k, v in (("rx_pre", rx_pre), ("rx_post", rx_post), ("rx_amp", rx_amp), ("tx_eq", tx_eq))
+             if v is not None}
+    if not knobs:
+        raise InputError("nothing to set: give at least one of --rx-pre, --rx-post, --rx-amp, --tx-eq")
+    codes = {ln: dict(knobs) for ln in lanes}
+    from eqtune.drivers.cmis import open_module
+
+    with open_module(resource) as mod:
+        plan = mod.plan_eq(codes)  # validates against the advertisement; reads only
+        if not dry_run:
+            mod.apply_eq(codes, method=method)
+            after = mod.active_eq_all()
+            for row in plan:
+                row["read_back"] = after[row["lane"]].get(row["knob"])
+    if as_json:
+        from eqtune.cli._common import echo_json
+
+        echo_json({"resource": resource, "dry_run": dry_run, "changes": plan})
+        return
+    for row in plan:
+        tail = "" if dry_run else f"  read back {row['read_back']}"
+        click.echo(f"lane {row['lane']} {row['knob']:<8} {row['current']} -> {row['new']}{tail}")
+    click.echo("dry run: nothing written" if dry_run else "applied and verified")
+
+
+set_.name = "set"
