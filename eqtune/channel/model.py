@@ -57,6 +57,26 @@ class Channel:
         """Nyquist frequency of the symbol rate (Hz)."""
         return self.baud_gbd * 1e9 / 2.0
 
+    def resampled(self, freqs_hz: np.ndarray) -> Channel:
+        """This channel on another uniform grid from 0 Hz (``freqs_hz``).
+
+        Polar (magnitude / unwrapped phase) interpolation inside the current band; above it a smooth
+        raised-cosine roll-off to 0 (see ``eqtune.channel.grid``). Aggressors are resampled too.
+        """
+        from dataclasses import replace
+
+        from eqtune.channel.grid import check_uniform_grid, resample
+
+        f = np.asarray(freqs_hz, dtype=float)
+        check_uniform_grid(f)
+
+        def rs(x):
+            return None if x is None else resample(self.freqs_hz, x, f)
+
+        aggs = tuple(replace(a, sdd21=rs(a.sdd21)) for a in self.aggressors)
+        return replace(self, freqs_hz=f, sdd21=rs(self.sdd21), sdd11=rs(self.sdd11), sdd22=rs(self.sdd22),
+                       aggressors=aggs)
+
     def insertion_loss_db(self, f_hz: float) -> float:
         """Insertion loss -20 log10 |SDD21| at ``f_hz`` (dB, positive number for a lossy channel)."""
         mag = np.interp(f_hz, self.freqs_hz, np.abs(self.sdd21))

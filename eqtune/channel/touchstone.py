@@ -1,0 +1,222 @@
+"""Touchstone (.sNp, v1 and v2) loading through scikit-rf, reduced to one differential 2-port.
+
+scikit-rf parses the file (no hand-written parser here). This module only
+
+* wraps every parse failure in :class:`~eqtune.errors.TouchstoneError` naming the file and, where it
+  can be found by a light re-scan of the text, the line;
+* checks what scikit-rf accepts but a channel cannot use (non-monotonic frequency, port count);
+* warns when the file is not passive (max singular value of S above 1, by how much);
+* picks the lane's four ports, detects their order and converts to SDD (see ``mixedmode``).
+
+A ``.s2p`` is taken as an already-differential 2-port (its S21 is SDD21).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from eqtune.channel.mixedmode import PORT_ORDERS, lane_ports, resolve_port_order, sdd_from_se
+from eqtune.errors import TouchstoneError
+
+PASSIVITY_TOL = 1e-4  # max singular value above 1 + this -> warning (measured files sit near 1e-5)
+_EXT = re.compile(r"\.s(\d+)p$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class DiffSParams:
+    """A differential 2-port on the file's own frequency points (ascending, DC not guaranteed)."""
+
+    freqs_hz: np.ndarray
+    s: np.ndarray  # (n, 2, 2) complex, 100 ohm differential reference; port 1 = TX side
+    source: str
+    nports: int
+    port_order: str | None = None  # None for a 2-port file
+    port_order_detected: bool = False
+    max_singular_value: float = 1.0
+
+
+def _nports_from_name(path: Path) -> int | None:
+    m = _EXT.search(path.name)
+    return int(m.group(1)) if m else None
+
+
+def _scan_problem(path: Path, nports: int | None) -> tuple[int | None, str]:
+    """Find the first line that explains why a Touchstone file does not parse (error path only)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    seen_option = False
+    per_record = 1 + 2 * nports * nports if nports else None
+    count = 0
+    last_line = None
+    for no, raw in enumerate(lines, start=1):
+        text = raw.split("!", 1)[0].strip()
+        if not text:
+            continue
+        if text.startswith("#"):
+            seen_option = True
+            continue
+        if text.startswith("["):
+            if text.lower().startswith("[end]"):
+                break
+            if not text.lower().startswith(("[network data]", "[noise data]")):
+                continue
+            continue
+        for tok in text.split():
+            try:
+                float(tok)
+            except ValueError:
+                return no, f"'{tok}' is not a number; fix or remove that line"
+        count += len(text.split())
+        last_line = no
+    if not seen_option:
+        return None, "has no option line ('# Hz S RI R 50'); add one before the data"
+    if per_record and count % per_record:
+        return last_line, (f"ends in the middle of a frequency record ({count % per_record} of {per_record} "
+                           f"numbers); the file is truncated or is not a {nports}-port file")
+    if count == 0:
+        return None, "has no data"
+    return None, ""
+
+
+def _first_nonincreasing(path: Path, nports: int) -> tuple[int | None, float, float] | None:
+    """(line, previous f, f) of the first frequency record that does not increase (error path only).
+
+    Frequencies are in the file's unit; assumes the v1 / v2-full layout of 1 + 2 N^2 numbers a record.
+    """
+    per_record = 1 + 2 * nports * nports
+    count, prev = 0, None
+    for no, raw in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        text = raw.split("!", 1)[0].strip()
+        if not text or text.startswith(("#", "[")):
+            continue
+        toks = text.split()
+        for k, tok in enumerate(toks):
+            if (count + k) % per_record == 0:
+                try:
+                    f = float(tok)
+                except ValueError:
+                    return None
+                if prev is not None and f <= prev:
+                    return no, prev, f
+                prev = f
+        count += len(toks)
+    return None
+
+
+def read_network(path: str | Path):
+    """Parse ``path`` with scikit-rf; every failure becomes a :class:`TouchstoneError`."""
+    import skrf
+
+    p = Path(path)
+    if not p.is_file():
+        raise TouchstoneError(f"{p}: no such Touchstone file; check the path (relative paths in a channel "
+                              "TOML are relative to the TOML file)")
+    n_name = _nports_from_name(p)
+    if n_name is None:
+        raise TouchstoneError(f"{p}: not a Touchstone file name; the extension must be .sNp (e.g. .s4p)")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            net = skrf.Network(str(p))
+    except Exception as exc:  # noqa: BLE001 - scikit-rf raises many types for bad text
+        line, why = _scan_problem(p, n_name)
+        where = f"{p}:{line}" if line else f"{p}"
+        detail = why or f"scikit-rf cannot parse it ({type(exc).__name__}: {exc})"
+        raise TouchstoneError(f"{where}: {detail}") from None
+    f = np.asarray(net.f, dtype=float)
+    s = np.asarray(net.s)
+    if f.size == 0 or s.ndim != 3:
+        raise TouchstoneError(f"{p}: has no frequency points; it needs at least two")
+    if s.shape[1] != n_name:
+        raise TouchstoneError(f"{p}: holds {s.shape[1]}-port data but its name says {n_name} ports; "
+                              "rename it or fix the data")
+    if not np.all(np.isfinite(s)) or not np.all(np.isfinite(f)):
+        raise TouchstoneError(f"{p}: contains NaN or infinite values; fix the data")
+    monotonic_warned = any("monoton" in str(w.message).lower() for w in caught)
+    # a 2-port's frequency going down starts a noise block (Touchstone 1.1): for a channel it is an error
+    if monotonic_warned or np.any(np.diff(f) <= 0) or bool(getattr(net, "noisy", False)):
+        bad = _first_nonincreasing(p, n_name)
+        if bad is not None:
+            line, f0, f1 = bad
+            raise TouchstoneError(f"{p}:{line}: frequency {f1:g} does not increase (previous {f0:g}, in the "
+                                  "file's unit); frequencies must be strictly increasing: sort the records (or remove a 2-port "
+                                  "noise block)")
+        raise TouchstoneError(f"{p}: frequencies are not strictly increasing; sort the records")
+    if f.size < 2:
+        raise TouchstoneError(f"{p}: has only one frequency point; a channel needs a frequency sweep")
+    return net
+
+
+def max_singular_value(s: np.ndarray) -> float:
+    """max over frequency of the largest singular value of S (passive <=> <= 1).
+
+    Screens with the bound ||S||_2 <= sqrt(||S||_1 ||S||_inf) (Golub & Van Loan, Matrix Computations,
+    2.3.2) and runs the SVD only where that bound exceeds 1 (typically the low-frequency points); the
+    value is exact whenever it exceeds 1.
+    """
+    a = np.abs(s)
+    bound = np.sqrt(a.sum(axis=1).max(axis=1) * a.sum(axis=2).max(axis=1))
+    need = bound > 1.0
+    best = float(bound[~need].max()) if np.any(~need) else 0.0
+    if np.any(need):
+        best = float(np.linalg.norm(s[need], ord=2, axis=(1, 2)).max())
+    return best
+
+
+def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | None = None,
+             ports: tuple[int, int, int, int] | None = None, fallback_order: str | None = None,
+             check_passivity: bool = True) -> DiffSParams:
+    """Load a Touchstone file as a differential 2-port.
+
+    ``port_order``: None/"auto" detects (4-port groups), or "1-2/3-4" / "1-3/2-4".
+    ``lane``: for files with more than 4 ports, the 1-based lane; lane k = ports 4k-3..4k.
+    ``ports``: explicit 1-based single-ended ports (TX+, TX-, RX+, RX-) for any other multi-lane layout.
+    ``fallback_order``: used when detection is ambiguous (e.g. the victim's order for crosstalk).
+    """
+    p = Path(path)
+    net = read_network(p)
+    f = np.asarray(net.f, dtype=float)
+    s = np.asarray(net.s)
+    n = s.shape[1]
+    if ports is not None:
+        idx = tuple(int(x) - 1 for x in ports)
+        if len(idx) != 4 or len(set(idx)) != 4 or min(idx) < 0 or max(idx) >= n:
+            raise TouchstoneError(f"{p}: ports {list(ports)} must be 4 distinct port numbers 1..{n} "
+                                  "(TX+, TX-, RX+, RX-)")
+        sdd, order, detected = sdd_from_se(s, idx), None, False  # type: ignore[arg-type]
+    elif n == 2:
+        if lane not in (None, 1):
+            raise TouchstoneError(f"{p}: a 2-port file has one lane; drop lane={lane}")
+        sdd, order, detected = s, None, False
+    elif n % 4 == 0:
+        nlanes = n // 4
+        if lane is None:
+            if nlanes > 1:
+                raise TouchstoneError(f"{p}: {n}-port file holds {nlanes} lanes; choose one with lane = 1.."
+                                      f"{nlanes} (lane k = ports {{4k-3..4k}})")
+            lane = 1
+        if not 1 <= int(lane) <= nlanes:
+            raise TouchstoneError(f"{p}: lane {lane} does not exist; this {n}-port file has lanes 1..{nlanes}")
+        base = 4 * (int(lane) - 1)
+        sub = s[:, base:base + 4, base:base + 4]
+        order, detected = resolve_port_order(f, sub, port_order, fallback=fallback_order, where=str(p))
+        sdd = sdd_from_se(s, lane_ports(n, int(lane), order))
+    else:
+        raise TouchstoneError(f"{p}: a {n}-port file cannot be a differential channel; use a .s2p "
+                              "(differential), a .s4p or a multiple of 4 ports (one lane = 4 ports)")
+    smax = 1.0
+    if check_passivity:
+        smax = max_singular_value(s)
+        if smax > 1.0 + PASSIVITY_TOL:
+            warnings.warn(f"{p}: not passive: max singular value of S is {smax:.6f} "
+                          f"(exceeds 1 by {smax - 1:.2e}); results may be optimistic", stacklevel=2)
+    assert order is None or order in PORT_ORDERS
+    return DiffSParams(freqs_hz=f, s=np.ascontiguousarray(sdd), source=str(p), nports=n, port_order=order,
+                       port_order_detected=detected, max_singular_value=smax)
