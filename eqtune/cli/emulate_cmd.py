@@ -1,0 +1,88 @@
+"""``eqtune emulate``: an emulated module plus emulated lab instruments sharing one link.
+
+Starts, on 127.0.0.1:
+
+* the CMIS module emulator behind the TCP register bridge (``NetBridgeServer``), reached as
+  ``net:127.0.0.1:PORT`` by ``eqtune module ...``, ``eqtune measure --module ...`` and the tuner;
+* one SCPI emulator per instrument definition (default: the Keysight M8040A BERT and the FlexDCA
+  scope), reached by pyvisa-py as ``TCPIP::127.0.0.1::PORT::SOCKET``.
+
+All share one ``EmulatedLink``: codes written to the module change the BER the BERT counts and
+the eye the scope measures. Runs until Ctrl-C (or ``--duration``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+DEFAULT_INSTRUMENTS = ("keysight-m8040a", "keysight-flexdca")
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (systemd, docker stop, kill) stops the emulators cleanly, like Ctrl-C."""
+    import signal
+
+    def _raise(_sig, _frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, _raise)
+    except ValueError:  # not the main thread (e.g. tests): keep the default
+        pass
+
+
+@click.command(name="emulate")
+@click.argument("channel", required=False, default="c2m-10in")
+@click.option("--port", type=click.IntRange(0, 65535), default=5025, show_default=True,
+              help="First SCPI port; further instruments use the next ports (0: pick free ports).")
+@click.option("--module-port", type=click.IntRange(0, 65535), default=7700, show_default=True,
+              help="Port of the module register bridge (0: pick a free port).")
+@click.option("--instrument", "instruments", multiple=True, metavar="NAME",
+              help="Instrument definition to emulate (repeatable; default: keysight-m8040a and keysight-flexdca).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--seed", type=int, default=None, help="Random seed (reproducible noise).")
+@click.option("--no-module", is_flag=True, help="Start only the instrument emulators.")
+@click.option("--duration", type=click.FloatRange(min=0.0), default=None, hidden=True,
+              help="Stop after this many seconds (tests, scripted demos).")
+def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, ...], host: str, seed: int | None,
+            no_module: bool, duration: float | None) -> None:
+    """Start the module and instrument emulators for CHANNEL and print the resource strings."""
+    from eqtune.drivers.definition import find_definition
+    from eqtune.drivers.emulated_link import EmulatedLink
+    from eqtune.drivers.emulator_scpi import ScpiEmulator
+
+    names = list(instruments) or list(DEFAULT_INSTRUMENTS)
+    defs = [find_definition(n) for n in names]  # unknown names fail before anything starts
+    link = EmulatedLink(channel, seed=seed)
+    started: list = []
+    bridge = None
+    try:
+        if not no_module:
+            from eqtune.drivers.emulator_module import EmulatedModule
+
+            module = EmulatedModule(link, channel=channel, seed=seed, name=f"emu:{channel}")
+            from eqtune.drivers.netbridge import NetBridgeServer
+
+            bridge = NetBridgeServer(module, host, module_port).start()
+            click.echo(f"module   {channel:<22} {bridge.resource}")
+        for i, d in enumerate(defs):
+            emu = ScpiEmulator(d, link, host=host, port=(port + i) if port else 0, seed=seed).start()
+            started.append(emu)
+            click.echo(f"{d.kind:<8} {d.name:<22} {emu.resource}")
+        click.echo(f"link quality: {link.quality_source}")
+        click.echo("emulators running; press Ctrl-C to stop", err=True)
+        t_end = None if duration is None else time.monotonic() + duration
+        _stop_on_sigterm()
+        try:
+            while t_end is None or time.monotonic() < t_end:
+                time.sleep(0.05 if t_end is not None else 0.5)
+        except KeyboardInterrupt:
+            pass
+    finally:
+        for emu in started:
+            emu.stop()
+        if bridge is not None:
+            bridge.stop()
+    click.echo("emulators stopped", err=True)
