@@ -1,0 +1,172 @@
+"""``eqtune eye CHANNEL``: the statistical eye and margins of a channel at a given EQ.
+
+Heavy modules (numpy, the eye engine, matplotlib) are imported inside the command only.
+"""
+
+from __future__ import annotations
+
+import click
+
+_DIRECTIONS = ("host_rx", "module_rx", "serdes")
+
+
+def _floats(text: str, option: str) -> list[float]:
+    from eqtune.errors import InputError
+
+    try:
+        return [float(x) for x in text.split(",") if x.strip() != ""]
+    except ValueError:
+        raise InputError(f"{option} {text!r}: give comma-separated numbers, e.g. -0.1,0.8,-0.1") from None
+
+
+def _tx_ffe_point(text: str) -> dict[str, float]:
+    """``C-k,...,C0,...,C+m`` -> tx_cm*/tx_c* knobs; the main tap is the largest one and must equal
+    1 - sum |others| (IEEE 802.3 93A.1.6 normalization)."""
+    from eqtune.errors import EqRangeError
+
+    taps = _floats(text, "--tx-ffe")
+    if not taps:
+        raise EqRangeError("--tx-ffe: give at least the main tap, e.g. --tx-ffe -0.1,0.8,-0.1")
+    main = max(range(len(taps)), key=lambda i: taps[i])
+    names = {-3: "tx_cm3", -2: "tx_cm2", -1: "tx_cm1", 1: "tx_c1", 2: "tx_c2"}
+    point: dict[str, float] = {}
+    for i, c in enumerate(taps):
+        k = i - main
+        if k == 0:
+            continue
+        if k not in names:
+            raise EqRangeError(f"--tx-ffe {text}: tap c({k:+d}) is not supported: use up to 3 pre- and 2 post-cursor taps")
+        point[names[k]] = c
+    others = sum(abs(v) for v in point.values())
+    if abs(taps[main] - (1.0 - others)) > 1e-6:
+        raise EqRangeError(f"--tx-ffe {text}: main tap {taps[main]:g} != 1 - sum|others| = {1 - others:g}: "
+                           "give normalized taps (sum |c| = 1)")
+    return point
+
+
+@click.command("eye")
+@click.argument("channel")
+@click.option("--direction", type=click.Choice(_DIRECTIONS), default=None,
+              help="Link direction (default: from the EQ options given; host_rx without any).")
+@click.option("--profile", "profile", default=None, help="SerDes profile name or TOML (default: the channel's).")
+@click.option("--tx-ffe", "tx_ffe", default=None, metavar="C-1,C0,C1", help="Host TX FFE taps, main tap included.")
+@click.option("--ctle", default=None, metavar="GDC[,GDC2]", help="Host RX CTLE DC gains (dB); default: adapts.")
+@click.option("--rx-pre", type=int, default=None, metavar="CODE", help="Module Rx output pre-cursor code.")
+@click.option("--rx-post", type=int, default=None, metavar="CODE", help="Module Rx output post-cursor code.")
+@click.option("--rx-amp", type=int, default=None, metavar="CODE", help="Module Rx output amplitude code.")
+@click.option("--tx-eq", type=int, default=None, metavar="CODE", help="Module Tx input EQ code (dB peaking).")
+@click.option("--ber", type=float, default=1e-6, show_default=True, help="Target BER (1e-3..1e-15).")
+@click.option("--samples-per-ui", type=int, default=32, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--plot", "plot", default=None, metavar="FILE.png", help="Stat eye, bathtubs and pulse response.")
+def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
+        rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
+        samples_per_ui: int, as_json: bool, plot: str | None) -> None:
+    """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
+    from eqtune.channel import load_channel
+    from eqtune.errors import InputError
+    from eqtune.eye import EyeEngine, check_ber
+
+    check_ber(ber)
+    point: dict[str, float] = {}
+    if tx_ffe is not None:
+        point.update(_tx_ffe_point(tx_ffe))
+    if ctle is not None:
+        g = _floats(ctle, "--ctle")
+        if not 1 <= len(g) <= 2:
+            raise InputError(f"--ctle {ctle!r}: give GDC or GDC,GDC2 in dB")
+        point["ctle_gdc"] = g[0]
+        if len(g) == 2:
+            point["ctle_gdc2"] = g[1]
+    for name, val in (("rx_pre", rx_pre), ("rx_post", rx_post), ("rx_amp", rx_amp), ("tx_eq", tx_eq)):
+        if val is not None:
+            point[name] = float(val)
+    if direction is None:
+        module_rx = any(k.startswith("tx_") for k in point)
+        host_rx = any(k in point for k in ("rx_pre", "rx_post", "rx_amp"))
+        ctle_given = "ctle_gdc" in point
+        if module_rx and (host_rx or (ctle_given and "tx_eq" in point)):
+            raise InputError("the EQ options act in two directions: choose one with --direction")
+        if module_rx and ctle_given:
+            direction = "serdes"
+        elif module_rx:
+            direction = "module_rx"
+        else:
+            direction = "host_rx"
+    ch = load_channel(channel)
+    eng = EyeEngine(ch, profile, direction=direction, ber=ber, samples_per_ui=samples_per_ui)
+    ignored = [k for k in point if k not in eng.knob_names]
+    if ignored:
+        raise InputError(f"{', '.join(ignored)} do(es) not act in direction {direction}: "
+                         f"use {', '.join(eng.knob_names)} or another --direction")
+    res = eng.evaluate(point)
+    d = res.to_dict()
+    d["channel"] = ch.name
+    d["profile"] = eng.profile.name
+    if plot:
+        _plot(eng, res, plot, ch.name)
+        d["plot"] = plot
+    if as_json:
+        from eqtune.cli._common import echo_json
+
+        echo_json(d)
+        return
+    eq = ", ".join(f"{k}={v:g}" for k, v in res.eq.items())
+    click.echo(f"{ch.name}  {direction}  {res.modulation} {res.baud_gbd:g} GBd  profile {eng.profile.name}")
+    click.echo(f"EQ: {eq}")
+    click.echo(f"eye height @ BER {ber:g}: " + ", ".join(f"{h:.1f}" for h in res.eye_height_mv)
+               + f" mV (min {res.eye_height_min_mv:.1f} mV{', CLOSED' if res.closed else ''})")
+    click.echo(f"eye width: {res.eye_width_ui:.3f} UI ({res.eye_width_ps:.2f} ps)   VEC {res.vec_db:.2f} dB   "
+               f"COM {res.com_db:.2f} dB")
+    click.echo(f"sampling phase {res.sample_phase_ui:+.3f} UI   cursor {res.cursor_mv:.1f} mV   "
+               f"SER estimate {res.ber_estimate:.2e}")
+    if plot:
+        click.echo(f"plot: {plot}")
+
+
+def _plot(eng, res, path: str, title: str) -> None:
+    """One PNG: stat eye with the contour at the target BER, vertical + horizontal bathtubs, pulse response."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from eqtune.errors import InputError
+
+    dens = eng.density(res.eq)
+    con = eng.contour(res.eq)
+    bt = eng.bathtubs(res.eq)
+    pr = eng.pulse_response(res.eq)
+    fig, ax = plt.subplots(2, 2, figsize=(11, 8))
+    ph = np.array(dens["phase_ui"])
+    img = np.log10(np.maximum(np.array(dens["pdf"]).T, 1e-12))
+    ax[0, 0].imshow(img, origin="lower", aspect="auto", cmap="inferno", vmin=img.max() - 10,
+                    extent=(ph[0], ph[-1], dens["v_mv"][0], dens["v_mv"][-1]))
+    lo, hi = np.array(con["lower_mv"]), np.array(con["upper_mv"])
+    for e in range(lo.shape[1]):
+        ok = hi[:, e] > lo[:, e]
+        ax[0, 0].plot(ph[ok], lo[ok, e], "c.", ms=3)
+        ax[0, 0].plot(ph[ok], hi[ok, e], "c.", ms=3)
+    ax[0, 0].axvline(res.sample_phase_ui, color="w", lw=0.8, ls="--")
+    ax[0, 0].set(title=f"statistical eye (contour @ BER {res.ber_target:g})", xlabel="phase (UI)", ylabel="mV")
+    for v in bt["vertical"]:
+        ax[0, 1].semilogx(np.maximum(v["ber"], 1e-20), np.array(bt["vertical_offset_mv"]) + v["center_mv"])
+    ax[0, 1].axvline(res.ber_target, color="k", ls=":")
+    ax[0, 1].set(title="vertical bathtubs", xlabel="probability", ylabel="threshold (mV)", xlim=(1e-20, 1))
+    ax[1, 0].semilogy(bt["phase_ui"], np.maximum(bt["horizontal_ser"], 1e-20))
+    ax[1, 0].axhline(res.ber_target, color="k", ls=":")
+    ax[1, 0].set(title="horizontal bathtub", xlabel="phase (UI)", ylabel="symbol error probability", ylim=(1e-20, 1))
+    t_ui = (pr.t_s - pr.t_s[pr.cursor_index]) / (eng.ui_s)
+    ax[1, 1].plot(t_ui, pr.pulse_v * 1e3)
+    ax[1, 1].plot(t_ui[pr.cursor_index % pr.samples_per_ui::pr.samples_per_ui],
+                  pr.pulse_v[pr.cursor_index % pr.samples_per_ui::pr.samples_per_ui] * 1e3, "o", ms=3)
+    ax[1, 1].set(title="equalized pulse response", xlabel="UI from cursor", ylabel="mV", xlim=(-eng.n_pre, 30))
+    fig.suptitle(f"{title}: EH {res.eye_height_min_mv:.1f} mV, EW {res.eye_width_ui:.3f} UI, COM {res.com_db:.2f} dB")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise InputError(f"--plot {path}: cannot write ({exc.strerror}): choose a writable path") from None
+    finally:
+        plt.close(fig)

@@ -1,0 +1,935 @@
+"""The eye engine: channel -> equalized pulse response -> statistical eye at a target BER.
+
+Link model (IEEE 802.3 Annex 93A, COM; 802.3ck 120F/163A for the CTLE, packages and DFE limits)::
+
+    TX FFE (93A-21, shifted sums) -> TX rise time (93A-46) -> [package] -> channel -> [package]
+      -> CTLE (93A-22 / 802.3ck) -> Butterworth (93A-20) -> DFE (93A-26/27) -> sampler
+
+Speed: everything that does not depend on the EQ point is prepared once per engine: for every
+receiver EQ setting (host CTLE grid, or module Tx-input peaking codes) the unequalized pulse response
+is sampled into a "cursor matrix" (M phases x cursors) and stacked with the row shifts the TX FFE
+needs, so a TX FFE is one small tensor contraction (the FFE is linear). Per point:
+
+* stage A (all M phases, vectorized, cheap): cursor, DFE residual, noise/jitter, Gaussian-approximate
+  eye height -> best sampling phase (and best CTLE when it adapts) and the horizontal eye profile;
+* stage B (chosen phase only): the exact ISI + crosstalk distribution (COM method, 93A.1.7, via
+  characteristic functions, see ``eqtune.eye.stateye``) -> EH per eye, COM, VEC, BER estimate.
+
+The eye width is the width of the stage-A horizontal profile, anchored to the exact eye height at the
+sampling phase (the profile is shifted by the stage B - stage A difference there).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from eqtune.channel.model import Channel
+from eqtune.errors import EqRangeError, InputError
+from eqtune.eye.result import BatchResult, EyeResult
+from eqtune.eye.stateye import (
+    grouped_pdfs,
+    q_factor,
+    split_exact,
+    symbol_levels,
+    symbol_variance,
+)
+from eqtune.serdes import equalizers as eqz
+from eqtune.serdes import filters
+from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
+from eqtune.serdes.profile import TX_TAP_OFFSETS, SerdesProfile, load_profile
+
+DIRECTIONS = ("host_rx", "module_rx", "serdes")
+MODULE_TX_KNOBS = ("rx_pre", "rx_post", "rx_amp")
+HOST_TX_KNOBS = tuple(TX_TAP_OFFSETS)
+CTLE_KNOBS = ("ctle_gdc", "ctle_gdc2")
+KNOWN_KNOBS = MODULE_TX_KNOBS + ("tx_eq",) + HOST_TX_KNOBS + CTLE_KNOBS
+DERIVED_KEYS = ("tx_c0",)  # reported in EyeResult.eq, accepted (and ignored) on input
+# which direction(s) each knob acts in (evaluate_link)
+KNOB_DIRECTION = {**{k: "host_rx" for k in MODULE_TX_KNOBS}, "tx_eq": "module_rx",
+                  **{k: "module_rx" for k in HOST_TX_KNOBS}, **{k: "host_rx" for k in CTLE_KNOBS}}
+
+TRUNCATE_REL = 1e-3  # COM: impulse response truncated at 1e-3 of its peak (MATLAB COM 3.70)
+N_PRE_UI = 6  # precursors kept in the cursor window
+RX_FFE_SPAN_UI = 30  # post-cursors an RX FFE adaptation looks at
+MAX_POST_UI = 300  # cap of the post-cursor window
+MIN_PERIOD_UI = 1024  # time-aliasing period kept when the frequency grid is decimated
+COM_CAP_DB = 99.0
+N_NEAR = 3  # stage A: cursors on each side of the main one checked as peak distortion
+N_PEAK = 3  # stage A: how many of them add up as worst case (PAM4: (1/4)^3 = 1.6e-2 > any target BER)
+N_ADAPT_CANDIDATES = 3  # RX settings per point checked with the exact eye when the CTLE adapts
+VEC_CLOSED_DB = 60.0
+
+
+class PulseResponse(NamedTuple):
+    """A sampled pulse response: time (s), voltage (V), index of the sampling instant, samples per UI."""
+
+    t_s: np.ndarray
+    pulse_v: np.ndarray
+    cursor_index: int
+    samples_per_ui: int
+
+
+@dataclass(frozen=True)
+class NoiseBudget:
+    """Noise and jitter at the sampler for one EQ point (V unless noted), 93A-30..93A-35.
+
+    ``sigma_gauss_v`` = sqrt(sigma_tx^2 + sigma_rj^2 + sigma_rx^2) is the total Gaussian noise;
+    ``a_dd_v`` the dual-Dirac amplitude; ``sigma_rj_ui``/``a_dd_ui`` the jitter in UI (for a
+    time-domain simulator that applies jitter itself); ``sigma_x`` the RMS symbol level.
+    """
+
+    sigma_tx_v: float
+    sigma_rj_v: float
+    sigma_rx_v: float
+    a_dd_v: float
+    sigma_gauss_v: float
+    sigma_rj_ui: float
+    a_dd_ui: float
+    sigma_x: float
+    levels: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class _Tx:
+    kind: str  # "host" or "module"
+    knob_names: tuple[str, ...]  # non-main taps / module codes
+    offsets: np.ndarray  # tap offsets (UI) including 0 (main)
+    rise_time_ps: float
+    snr_db: float
+    amplitude_v: float  # nominal (host TX) amplitude
+
+
+@dataclass(frozen=True)
+class _Rx:
+    kind: str  # "host" (COM CTLE grid + DFE) or "module" (peaking codes, no DFE)
+    settings: np.ndarray  # (C, 2) gdc, gdc2 (dB) per setting
+    labels: tuple[dict[str, float], ...]  # knob values per setting
+    eta0_v2_per_ghz: float
+
+
+class EyeEngine:
+    """Statistical eye of one channel in one link direction with one SerDes profile.
+
+    ``direction``: ``"host_rx"`` (module Rx-output driver -> channel -> host CTLE+DFE; the CTLE adapts
+    unless ``ctle_*`` are in the point), ``"module_rx"`` (host TX FFE -> channel -> module Tx-input
+    peaking EQ ``tx_eq``), ``"serdes"`` (host TX FFE -> packages + channel -> host RX, COM style).
+    """
+
+    def __init__(self, channel: Channel | str, profile: str | SerdesProfile | None = None, *,
+                 direction: str = "host_rx", ber: float = 1e-6, samples_per_ui: int = 32,
+                 k_exact: int = 16, package_case: int | None = None) -> None:
+        if direction not in DIRECTIONS:
+            raise InputError(f"direction {direction!r} is unknown: use one of {', '.join(DIRECTIONS)}")
+        self.ber = check_ber(ber)
+        if not (isinstance(samples_per_ui, (int, np.integer)) and 4 <= samples_per_ui <= 256):
+            raise InputError(f"samples_per_ui={samples_per_ui!r} is invalid: use an integer 4..256 (default 32)")
+        if isinstance(channel, (str, bytes)) or hasattr(channel, "__fspath__"):
+            from eqtune.channel import load_channel
+
+            channel = load_channel(str(channel))
+        if not isinstance(channel, Channel):
+            raise InputError("EyeEngine needs a Channel: load one with eqtune.channel.load_channel(name_or_path)")
+        f = np.asarray(channel.freqs_hz, dtype=float)
+        if f.ndim != 1 or len(f) < 3 or abs(f[0]) > 1e-6 or not np.all(np.isfinite(channel.sdd21)):
+            raise InputError(f"channel {channel.name!r}: needs a finite SDD21 on a uniform grid from 0 Hz")
+        self.channel = channel
+        self.profile = load_profile(profile if profile is not None else (channel.serdes_profile or None))
+        self.direction = direction
+        self.M = int(samples_per_ui)
+        self.k_exact = int(k_exact)
+        self.modulation = channel.modulation if channel.modulation else self.profile.modulation
+        n_levels = {"NRZ": 2, "PAM4": 4, "PAM6": 6}.get(self.modulation)
+        if n_levels is None:
+            raise InputError(f"modulation {self.modulation!r} is unknown: use NRZ, PAM4 or PAM6")
+        # the symbol rate: a profile given explicitly sets it (a 224G SerDes on a channel loaded at the
+        # 112G default); otherwise the channel's
+        self.baud_gbd = float(self.profile.baud_gbd if profile is not None else channel.baud_gbd)
+        self.ui_s = 1e-9 / self.baud_gbd
+        self.dt_s = self.ui_s / self.M
+        nz = self.profile.noise
+        self.levels = symbol_levels(n_levels, nz.rlm)
+        self.sigma_x2 = symbol_variance(n_levels)
+        self.spacing = np.diff(self.levels)  # normalized level spacing per eye, bottom to top
+        self.package_case = self.profile.package_case if package_case is None else int(package_case)
+        self._knobs = self.profile.knobs()
+        self._tx = self._make_tx()
+        self._rx = self._make_rx()
+        dfe = self.profile.rx.dfe if self._rx.kind == "host" else None
+        self._b_min = np.asarray(dfe.b_min if dfe else (), dtype=float)
+        self._b_max = np.asarray(dfe.b_max if dfe else (), dtype=float)
+        self._float = (dfe.float_groups, dfe.float_taps_per_group, dfe.float_span_ui, dfe.float_b_max) \
+            if dfe and dfe.float_groups else None
+        self._prepare()
+
+    # ------------------------------------------------------------------ set-up
+    def _make_tx(self) -> _Tx:
+        p = self.profile
+        if self.direction == "host_rx":
+            m = p.module
+            return _Tx("module", MODULE_TX_KNOBS, np.array([-1, 0, 1]), m.driver_rise_time_ps, m.driver_snr_db,
+                       m.rx_amp_swing_mv_ppd(int(self._knobs["rx_amp"].default)) / 2000.0)
+        names = tuple(sorted(p.tx.taps, key=lambda n: TX_TAP_OFFSETS[n]))
+        offs = sorted([TX_TAP_OFFSETS[n] for n in names] + [0])
+        return _Tx("host", names, np.array(offs), p.tx.rise_time_ps, p.noise.snr_tx_db, p.tx.amplitude_v)
+
+    def _make_rx(self) -> _Rx:
+        p = self.profile
+        if self.direction == "module_rx":
+            m = p.module
+            codes = np.arange(m.tx_eq_max + 1, dtype=float)
+            gdc = filters.peaking_ctle_gdc_db(codes * m.tx_eq_db_per_code, self.baud_gbd * 1e9 / 2,
+                                              fz_hz=m.tx_input_fz_ghz * 1e9, fp1_hz=m.tx_input_fp1_ghz * 1e9,
+                                              fp2_hz=m.tx_input_fp2_ghz * 1e9)
+            settings = np.stack([gdc, np.zeros_like(gdc)], axis=-1)
+            return _Rx("module", settings, tuple({"tx_eq": float(c)} for c in codes), m.tx_input_eta0_v2_per_ghz)
+        c = p.rx.ctle
+        g1 = np.asarray(c.gdc_db.values())
+        g2 = np.asarray(c.gdc2_db.values()) if c.gdc2_db is not None else np.zeros(1)
+        grid = np.stack(np.meshgrid(g1, g2, indexing="ij"), axis=-1).reshape(-1, 2)
+        labels = tuple({"ctle_gdc": float(a), **({"ctle_gdc2": float(b)} if c.gdc2_db is not None else {})}
+                       for a, b in grid)
+        return _Rx("host", grid, labels, p.noise.eta0_v2_per_ghz)
+
+    def _ctle(self, f: np.ndarray, settings: np.ndarray) -> np.ndarray:
+        """(C, n_f) receiver EQ transfer functions for ``settings`` (C, 2)."""
+        if self._rx.kind == "module":
+            m = self.profile.module
+            return filters.ctle_com(f, settings[:, 0], fz_hz=m.tx_input_fz_ghz * 1e9,
+                                    fp1_hz=m.tx_input_fp1_ghz * 1e9, fp2_hz=m.tx_input_fp2_ghz * 1e9)
+        c = self.profile.rx.ctle
+        return filters.ctle_com(f, settings[:, 0], settings[:, 1], fz_hz=c.fz_ghz * 1e9, fp1_hz=c.fp1_ghz * 1e9,
+                                fp2_hz=c.fp2_ghz * 1e9, flf_hz=c.flf_ghz * 1e9 if c.flf_ghz else None)
+
+    def _fft_grid(self) -> tuple[np.ndarray, int]:
+        """FFT frequency grid: the channel grid decimated by an integer factor keeping a time-aliasing
+        period >= MIN_PERIOD_UI (the pulse window is far shorter), and the FFT length."""
+        df = self.channel.df_hz
+        target = self.baud_gbd * 1e9 / MIN_PERIOD_UI
+        # a coarser channel grid than the target is interpolated onto the target grid (no time aliasing)
+        df_fft = df * int(math.floor(target / df)) if df <= target else target
+        n_fft = int(round(1.0 / (df_fft * self.dt_s)))
+        n_fft += n_fft % 2
+        return np.arange(n_fft // 2 + 1) * (1.0 / (n_fft * self.dt_s)), n_fft
+
+    def _interp(self, x: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """Complex response of the channel grid at ``f``. Above the channel's last frequency f_max it
+        continues with the last value's phase slope under a raised-cosine taper to 0 at 1.25 f_max (a
+        brick-wall cut would ring: a sinc tail over many UI)."""
+        fc = np.asarray(self.channel.freqs_hz, dtype=float)
+        x = np.asarray(x, dtype=complex)
+        # polar interpolation (magnitude and unwrapped phase): exact on the channel's own points and
+        # free of the magnitude dip that real/imag interpolation gives for a long delay on a coarse grid
+        mag = np.interp(f, fc, np.abs(x), right=0.0)
+        ph = np.interp(f, fc, np.unwrap(np.angle(x)))
+        out = mag * np.exp(1j * ph)
+        f_max = fc[-1]
+        ext = (f > f_max) & (f < 1.25 * f_max)
+        if np.any(ext) and len(fc) > 2:
+            slope = np.angle(x[-1] / x[-2]) / (fc[-1] - fc[-2]) if abs(x[-2]) > 0 else 0.0  # rad/Hz
+            u = (f[ext] - f_max) / (0.25 * f_max)
+            out[ext] = x[-1] * 0.5 * (1 + np.cos(np.pi * u)) * np.exp(1j * slope * (f[ext] - f_max))
+        return out
+
+    def _victim_h(self, f: np.ndarray) -> np.ndarray:
+        """Channel (with 802.3ck packages in the serdes direction, 93A-18 cascade) on the FFT grid."""
+        ch = self.channel
+        if self.direction == "serdes" and self.package_case:
+            from eqtune.channel.package import cascade, com_package_sparams, flip_ports
+
+            fc = np.asarray(ch.freqs_hz, dtype=float)
+            s = np.zeros((len(fc), 2, 2), dtype=complex)
+            s[:, 1, 0] = s[:, 0, 1] = ch.sdd21
+            if ch.sdd11 is not None:
+                s[:, 0, 0] = ch.sdd11
+            if ch.sdd22 is not None:
+                s[:, 1, 1] = ch.sdd22
+            tot = cascade(cascade(com_package_sparams(fc, case=self.package_case, side="tx"), s),
+                          flip_ports(com_package_sparams(fc, case=self.package_case, side="rx")))
+            # R_d = R_0 = 50 ohm: the voltage transfer function is S21 of the cascade (93A-19 with Gamma = 0)
+            return self._interp(tot[:, 1, 0], f)
+        return self._interp(ch.sdd21, f)
+
+    def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True) -> np.ndarray:
+        """Pulse responses (..., n_fft) of transfer functions ``h`` (..., n_f): the impulse (inverse FFT,
+        truncated at TRUNCATE_REL of its peak as MATLAB COM does) convolved with a 1-UI box-car."""
+        imp = np.fft.irfft(h, n_fft, axis=-1)
+        if truncate:
+            a = np.abs(imp)
+            thr = TRUNCATE_REL * a.max(axis=-1, keepdims=True)
+            idx = np.arange(n_fft)
+            above = a > thr
+            last = n_fft - 1 - np.argmax(above[..., ::-1], axis=-1)
+            first = np.argmax(above, axis=-1)
+            imp = np.where((idx >= first[..., None]) & (idx <= last[..., None]), imp, 0.0)
+        c = np.cumsum(imp, axis=-1)
+        out = c.copy()
+        out[..., self.M:] -= c[..., : -self.M]
+        return out
+
+    def _prepare(self) -> None:
+        f, n_fft = self._fft_grid()
+        self._f_fft = f
+        self._n_fft = n_fft
+        fb = self.baud_gbd * 1e9
+        h_tr = filters.tx_rise_time_filter(f, self._tx.rise_time_ps)
+        h_r = filters.butterworth4(f, self.profile.rx.fr_fb * fb)
+        base = self._victim_h(f) * h_tr * h_r
+        self._h_base = base
+        ref = self._pulses(base, n_fft)
+        self._ref_pulse = ref
+        ipk = _peak_index(ref)
+        self._ipk = ipk
+        # post-cursor window: until the reference pulse stays below 1e-3 of its peak (COM truncation),
+        # at least the DFE span + floating span + 8 UI
+        above = np.nonzero(np.abs(ref) > TRUNCATE_REL * ref[ipk])[0]
+        n_post = int(math.ceil((above[-1] - ipk) / self.M)) + 2 if len(above) else 8
+        need = max(len(self._b_max), self._float[2] if self._float else 0) + 8
+        self.n_post = int(min(max(n_post, need), MAX_POST_UI))
+        self.n_pre = N_PRE_UI
+        offs = self._tx.offsets
+        self._g_lo = int(max(offs.max(), 0))  # extra earlier rows needed by post-cursor taps
+        self._g_hi = int(max(-offs.min(), 0))
+        ctle = self._ctle(f, self._rx.settings)  # (C, n_f)
+        pulses = self._pulses(base[None, :] * ctle, n_fft)  # (C, n_fft)
+        # each RX setting's window is centered on its own pulse peak: the sampling phase is searched
+        # within +-0.5 UI of the peak of the CTLE-equalized pulse (where a CDR locks; with an RX FFE,
+        # the instant the FFE was adapted for)
+        self._ipk_c = np.array([_peak_index(p) for p in pulses])
+        pre, post = self._rx_ffe_taps()
+        self._rx_ffe_w = None
+        if pre or post:
+            # RX FFE adapted per RX setting (a fixed function of the setting, so still cached): fold its
+            # transfer function H_ffe(f) = sum_k w_k exp(-j 2 pi f d_k T) into the CTLE (noise and
+            # crosstalk see it too) and recompute the pulses
+            offs = np.arange(-pre, post + 1)
+            df_ghz = (f[1] - f[0]) / 1e9
+            n2 = self._rx.eta0_v2_per_ghz * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
+            w = np.stack([self._rx_ffe_weights(p, offs, float(v)) for p, v in zip(pulses, n2)])
+            self._rx_ffe_w = w
+            ctle = ctle * np.einsum("ck,kf->cf", w, np.exp(-2j * np.pi * np.outer(offs, f) * self.ui_s))
+            pulses = self._pulses(base[None, :] * ctle, n_fft)
+        self._stack = self._stack_rows(pulses)  # (C, K, M, n_out)
+        self._precompute_forms()
+        # RX noise through CTLE + Butterworth, 93A-35: sigma_N^2 = eta_0 int |H_ctf H_r|^2 df (f in GHz)
+        df_ghz = (f[1] - f[0]) / 1e9
+        self._sigma_rx2 = self._rx.eta0_v2_per_ghz * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
+        # crosstalk: aggressor pulses through the same RX EQ (93A.1.7 with the victim's TX FFE for FEXT)
+        self._aggr = []
+        for ag in self.channel.aggressors:
+            ha = self._interp(ag.sdd21, f) * h_tr * h_r
+            pa = self._pulses(ha[None, :] * ctle, n_fft, truncate=False)
+            if ag.kind == "FEXT":
+                stack = self._stack_rows(pa, full=True)
+                amp = ag.amplitude_v / self._tx.amplitude_v if ag.amplitude_v else \
+                    self.profile.tx.amplitude_fe_v / self.profile.tx.amplitude_v
+                self._aggr.append(("FEXT", float(amp), stack))
+            else:
+                amp = ag.amplitude_v or self.profile.tx.amplitude_ne_v
+                self._aggr.append(("NEXT", float(amp), self._stack_rows(pa, full=True, main_only=True)))
+        self._aggr_gram = self._aggressor_grams()
+
+    def _rx_ffe_taps(self) -> tuple[int, int]:
+        if self._rx.kind == "module":
+            m = self.profile.module
+            return int(m.tx_input_ffe_pre), int(m.tx_input_ffe_post)
+        return int(self.profile.rx.ffe_pre), int(self.profile.rx.ffe_post)
+
+    def _rx_ffe_weights(self, pulse: np.ndarray, offs: np.ndarray, noise_v2: float) -> np.ndarray:
+        """RX FFE weights (MMSE-like) at the pulse peak: minimize sigma_X^2 sum_n y[n]^2 + sigma_n^2 |w|^2
+        over the ISI cursors n = -N_PRE_UI..RX_FFE_SPAN_UI (n != 0, DFE-cancelled ones excluded) subject to
+        the cursor y[0] = h[0] (the signal is kept, so the FFE cannot buy ISI with a smaller cursor).
+        Closed form: w = h0 R^-1 g / (g^T R^-1 g), R = A^T A + lambda I, g = the n = 0 row."""
+        M = self.M
+        ipk = _peak_index(pulse)
+        nb = len(self._b_max)
+        n = np.array([k for k in range(-N_PRE_UI, RX_FFE_SPAN_UI + 1) if k != 0 and not (1 <= k <= nb)])
+
+        def h(k):
+            idx = ipk + np.asarray(k) * M
+            return np.where((idx >= 0) & (idx < len(pulse)), pulse[np.clip(idx, 0, len(pulse) - 1)], 0.0)
+
+        a = np.stack([h(n - d) for d in offs], axis=-1)  # y[n] = sum_k w_k h[n - d_k]
+        g = np.array([h(-d) for d in offs], dtype=float)
+        h0 = float(pulse[ipk])
+        lam = max(noise_v2, 1e-8 * h0**2) / self.sigma_x2
+        r = a.T @ a + lam * np.eye(len(offs))
+        x = np.linalg.solve(r, g)
+        return h0 * x / float(g @ x)
+
+    def _aggressor_grams(self) -> list[np.ndarray]:
+        """Per aggressor: FEXT (C, M, K, K) Gram matrices over the FFE shifts; NEXT (C, M) power."""
+        out = []
+        for kind, _, stack in self._aggr:
+            if kind == "FEXT":
+                out.append(np.einsum("ckmn,clmn->cmkl", stack, stack))
+            else:
+                out.append(np.sum(stack[:, 0] ** 2, axis=-1))
+        return out
+
+    def _stack_rows(self, pulses: np.ndarray, full: bool = False, main_only: bool = False) -> np.ndarray:
+        """Cursor matrices (C, K, M, n_out): for each TX FFE tap offset d_k, the rows n - d_k of the
+        pulse sampled at phase j, n = -n_pre..n_post. ``full``: an aggressor window over all phases
+        from the start of the pulse (their timing is unrelated to the victim's sampling)."""
+        M = self.M
+        n_out = self.n_pre + 1 + self.n_post
+        offs = np.array([0]) if main_only else self._tx.offsets
+        if full:
+            pk = int(np.argmax(np.abs(pulses).max(axis=0)))
+            start0 = pk - M * (self.n_pre + 1)
+        n_tot = pulses.shape[-1]
+        j = np.arange(M)[:, None]
+        n = np.arange(n_out)[None, :]
+        out = np.empty((pulses.shape[0], len(offs), M, n_out))
+        for c in range(pulses.shape[0]):
+            if not full:
+                start0 = int(self._ipk_c[c]) - M // 2 - M * self.n_pre
+            for k, d in enumerate(offs):
+                idx = start0 + (n - d) * M + j
+                valid = (idx >= 0) & (idx < n_tot)
+                out[c, k] = np.where(valid, pulses[c, np.clip(idx, 0, n_tot - 1)], 0.0)
+        return out
+
+    # ------------------------------------------------------------------ knobs
+    @property
+    def knob_names(self) -> tuple[str, ...]:
+        """Every knob acting in this direction."""
+        rxk = ("tx_eq",) if self._rx.kind == "module" else tuple(k for k in CTLE_KNOBS if k in self._knobs)
+        return self._tx.knob_names + rxk
+
+    def _default_names(self) -> tuple[str, ...]:
+        if self.direction == "host_rx":
+            return MODULE_TX_KNOBS  # host CTLE adapts
+        return self.knob_names
+
+    def knob(self, name: str) -> Knob:
+        if name not in self.knob_names:
+            raise EqRangeError(f"knob {name!r} does not act in direction {self.direction!r}: "
+                               f"use {', '.join(self.knob_names)}")
+        return self._knobs[name]
+
+    def knob_space(self, names: Sequence[str] | None = None, fixed: Mapping[str, float] | None = None) -> KnobSpace:
+        """The knobs ``names`` (default: this direction's tunable knobs) with the profile's values and,
+        for the host TX FFE, the constraint sum |taps| <= 1 - c0_min (93A.1.6) as a vectorized mask."""
+        names = tuple(names) if names is not None else self._default_names()
+        knobs = tuple(self.knob(n) for n in names)
+        fixed = {str(k): self.knob(k).check(float(v)) for k, v in (fixed or {}).items()}
+        constraints = ()
+        taps = [n for n in HOST_TX_KNOBS if n in names or n in fixed]
+        if self._tx.kind == "host" and any(n in names for n in taps):
+            limit = 1.0 - self.profile.tx.c0_min
+            fixed_sum = sum(abs(fixed[n]) for n in taps if n in fixed and n not in names)
+            cols = [n for n in taps if n in names]
+
+            def tx_sum_constraint(matrix: np.ndarray, space_names: Sequence[str]) -> np.ndarray:
+                sn = list(space_names)
+                m = np.atleast_2d(np.asarray(matrix, dtype=float))
+                s = np.abs(m[:, [sn.index(c) for c in cols]]).sum(axis=1) + fixed_sum
+                return s <= limit + 1e-9
+
+            constraints = (tx_sum_constraint,)
+        return KnobSpace(knobs, constraints, fixed)
+
+    def default_point(self) -> EqPoint:
+        """The profile's default value of every tunable knob of this direction."""
+        return {n: float(self._knobs[n].default) for n in self._default_names()}
+
+    # ------------------------------------------------------------------ point parsing
+    def _parse(self, points: Sequence[Mapping[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+        """Points -> (taps (B, K) incl. main, amplitude (B,), rx setting index (B,) or -1 = adapt, points)."""
+        B = len(points)
+        names = list(self._tx.knob_names)
+        rx_names = ["tx_eq"] if self._rx.kind == "module" else [k for k in CTLE_KNOBS if k in self._knobs]
+        cols = {n: np.empty(B) for n in names + rx_names}
+        given_rx = np.zeros(B, dtype=bool)
+        clean: list[dict[str, float]] = []
+        for i, p in enumerate(points):
+            if not isinstance(p, Mapping):
+                raise InputError(f"EQ point {i} is {type(p).__name__}: give a mapping knob name -> value")
+            unknown = [k for k in p if k not in KNOWN_KNOBS and k not in DERIVED_KEYS]
+            if unknown:
+                raise EqRangeError(f"unknown knob(s) {', '.join(map(str, unknown))}: use {', '.join(KNOWN_KNOBS)}")
+            q: dict[str, float] = {}
+            for n in names:
+                q[n] = float(p[n]) if n in p else float(self._knobs[n].default)
+            has = [n for n in rx_names if n in p]
+            if self._rx.kind == "module":
+                q["tx_eq"] = float(p.get("tx_eq", self._knobs["tx_eq"].default))
+                given_rx[i] = True
+            elif has:
+                given_rx[i] = True
+                for n in rx_names:
+                    q[n] = float(p[n]) if n in p else float(self._knobs[n].default)
+            for n, v in q.items():
+                if not math.isfinite(v):
+                    raise EqRangeError(f"{n}={v} is not a number: give a finite value")
+                cols[n][i] = v
+            clean.append(q)
+        for n in list(cols):
+            vals = cols[n] if n not in rx_names or self._rx.kind == "module" else cols[n][given_rx]
+            self._check_values(n, vals)
+        # taps
+        if self._tx.kind == "host":
+            other = np.stack([cols[n] for n in names], axis=-1) if names else np.zeros((B, 0))
+            eqz.check_ffe(other, self.profile.tx.c0_min, tuple(names))
+            c0 = eqz.ffe_main_tap(other)
+            offs = [TX_TAP_OFFSETS[n] for n in names]
+            full = np.empty((B, len(self._tx.offsets)))
+            for k, d in enumerate(self._tx.offsets):
+                full[:, k] = c0 if d == 0 else other[:, offs.index(d)]
+            amp = np.full(B, self._tx.amplitude_v)
+            for i, q in enumerate(clean):
+                q["tx_c0"] = float(c0[i])
+        else:
+            m = self.profile.module
+            full = eqz.module_ffe_taps(cols["rx_pre"] * m.rx_pre_db_per_code, cols["rx_post"] * m.rx_post_db_per_code)
+            amp = np.array([m.rx_amp_swing_mv_ppd(int(round(a))) for a in cols["rx_amp"]]) / 2000.0
+        # rx setting index
+        idx = np.full(B, -1, dtype=int)
+        if given_rx.any():
+            s = self._rx.settings
+            if self._rx.kind == "module":
+                idx = np.rint(cols["tx_eq"]).astype(int)
+            else:
+                g1 = cols["ctle_gdc"]
+                g2 = cols["ctle_gdc2"] if "ctle_gdc2" in cols else np.zeros(B)
+                d = np.abs(s[None, :, 0] - g1[:, None]) + np.abs(s[None, :, 1] - g2[:, None])
+                idx = np.where(given_rx, np.argmin(d, axis=1), -1)
+        return full, amp, idx, clean
+
+    def _check_values(self, name: str, vals: np.ndarray) -> None:
+        if len(vals) == 0:
+            return
+        allowed = np.asarray(self._knobs[name].values)
+        ok = np.min(np.abs(vals[:, None] - allowed[None, :]), axis=1) <= 1e-9
+        if not ok.all():
+            self._knobs[name].check(float(vals[~ok][0]))  # raises EqRangeError with the allowed range
+
+    # ------------------------------------------------------------------ numerics
+    def _precompute_forms(self) -> None:
+        """Point-independent pieces of stage A (all quadratic/linear in the TX FFE taps c):
+        cursor rows h0 and DFE rows per phase, and Gram matrices G = sum_n S_k S_l of the pulse and of its
+        slope, so that sum_n h(n)^2 = c^T G c (TX noise, 93A-30) and sum_n h_J(n)^2 = c^T G_J c (93A-28)."""
+        S = self._stack  # (C, K, M, n)
+        n0, nb = self.n_pre, len(self._b_max)
+        self._s_h0 = np.ascontiguousarray(S[..., n0])
+        self._s_dfe = np.ascontiguousarray(S[..., n0 + 1: n0 + 1 + nb])
+        self._fw = max(self._float[2] - nb, 0) if self._float else 0
+        self._s_float = np.ascontiguousarray(S[..., n0 + 1 + nb: n0 + 1 + nb + self._fw]) if self._fw else None
+        # the cursors nearest the main one (rows n0-N_NEAR..n0+N_NEAR, main excluded): the largest residual
+        # ISI terms, taken as peak distortion in stage A
+        near = [n for n in range(n0 - N_NEAR, n0 + N_NEAR + 1) if n != n0 and 0 <= n < S.shape[-1]]
+        self._near_post = np.array([n - n0 for n in near if n > n0])  # post-cursor numbers 1..N_NEAR
+        self._s_near = np.ascontiguousarray(S[..., near])
+        self._g = np.einsum("ckmn,clmn->cmkl", S, S)
+        sj = self._slope(S)
+        self._gj = np.einsum("ckmn,clmn->cmkl", sj, sj)
+
+    def _slope(self, p: np.ndarray) -> np.ndarray:
+        """h_J = (h(t + T/M) - h(t - T/M)) M / 2 in V/UI (93A-28), for cursor matrices (..., M, n)."""
+        nxt = np.concatenate([p[..., 1:, :], np.roll(p[..., :1, :], -1, axis=-1)], axis=-2)
+        prv = np.concatenate([np.roll(p[..., -1:, :], 1, axis=-1), p[..., :-1, :]], axis=-2)
+        nxt[..., -1, -1] = 0.0
+        prv[..., 0, 0] = 0.0
+        return (nxt - prv) * (self.M / 2.0)
+
+    def _full_p(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Equalized cursor matrices (B, M, n_out) in V: amp * sum_k c_k * shifted rows (93A-21)."""
+        return np.einsum("bk,bkmn->bmn", taps, self._stack[idx]) * amp[:, None, None]
+
+    def _residual(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE, for cursor vectors v (..., n)."""
+        n0 = self.n_pre
+        h0 = v[..., n0]
+        post = v[..., n0 + 1:]
+        nb = len(self._b_max)
+        parts = [v[..., :n0]]
+        if nb:
+            parts.append(eqz.dfe_zero_forcing(h0, post[..., :nb], self._b_min, self._b_max))
+        rest = post[..., nb:]
+        if self._fw:
+            groups, per, _, bmax = self._float
+            parts.append(eqz.floating_dfe_residual(h0, rest[..., :self._fw], groups, per, bmax))
+            rest = rest[..., self._fw:]
+        parts.append(rest)
+        return h0, np.concatenate(parts, axis=-1)
+
+    def _dfe_taps(self, v: np.ndarray) -> np.ndarray:
+        """DFE tap weights (normalized to the cursor) for cursor vector(s) at the sampling phase."""
+        nb = len(self._b_max)
+        if not nb:
+            return np.zeros(v.shape[:-1] + (0,))
+        h0 = v[..., self.n_pre]
+        h0s = np.where(np.abs(h0) > 1e-15, h0, 1e-15)[..., None]
+        return np.clip(v[..., self.n_pre + 1: self.n_pre + 1 + nb] / h0s, self._b_min, self._b_max)
+
+    def _stage_a(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray | None, xt2: np.ndarray,
+                 ber: float) -> dict[str, np.ndarray]:
+        """Gaussian-approximate eye height (V) at every phase: (B, M) for settings ``idx`` (B,), or
+        (B, C, M) for every RX setting when ``idx`` is None (CTLE adaptation)."""
+        nz = self.profile.noise
+        sx2 = self.sigma_x2
+        if idx is None:
+            h0 = np.einsum("bk,ckm->bcm", taps, self._s_h0)
+            tot2 = np.einsum("bcml,bl->bcm", np.einsum("bk,cmkl->bcml", taps, self._g), taps)
+            hj2 = np.einsum("bcml,bl->bcm", np.einsum("bk,cmkl->bcml", taps, self._gj), taps)
+            near = np.einsum("bk,ckmn->bcmn", taps, self._s_near)
+            dfe = np.einsum("bk,ckmn->bcmn", taps, self._s_dfe)
+            flt = np.einsum("bk,ckmn->bcmn", taps, self._s_float) if self._fw else None
+            a = amp[:, None, None]
+            rx2 = self._sigma_rx2[None, :, None]
+        else:
+            h0 = np.einsum("bk,bkm->bm", taps, self._s_h0[idx])
+            tot2 = np.einsum("bml,bl->bm", np.einsum("bk,bmkl->bml", taps, self._g[idx]), taps)
+            hj2 = np.einsum("bml,bl->bm", np.einsum("bk,bmkl->bml", taps, self._gj[idx]), taps)
+            near = np.einsum("bk,bkmn->bmn", taps, self._s_near[idx])
+            dfe = np.einsum("bk,bkmn->bmn", taps, self._s_dfe[idx])
+            flt = np.einsum("bk,bkmn->bmn", taps, self._s_float[idx]) if self._fw else None
+            a = amp[:, None]
+            rx2 = self._sigma_rx2[idx][:, None]
+        h0 = h0 * a
+        tot2 = np.maximum(tot2, 0.0) * a**2
+        hj2 = np.maximum(hj2, 0.0) * a**2
+        isi2 = tot2 - h0**2
+        if dfe.shape[-1]:
+            dfe = dfe * a[..., None]
+            res = eqz.dfe_zero_forcing(h0, dfe, self._b_min, self._b_max)
+            isi2 = isi2 - np.sum(dfe**2, axis=-1) + np.sum(res**2, axis=-1)
+        if flt is not None:
+            flt = flt * a[..., None]
+            groups, per, _, bmax = self._float
+            res = eqz.floating_dfe_residual(h0, flt, groups, per, bmax)
+            isi2 = isi2 - np.sum(flt**2, axis=-1) + np.sum(res**2, axis=-1)
+        isi2 = np.maximum(isi2, 0.0)
+        # peak distortion of the N_PEAK largest near cursors (after the DFE), Gaussian for the rest
+        near = near * a[..., None]
+        npost = len(self._near_post)
+        nb = min(len(self._b_max), npost)
+        if nb:
+            k0 = near.shape[-1] - npost
+            near[..., k0:k0 + nb] = eqz.dfe_zero_forcing(h0, near[..., k0:k0 + nb], self._b_min[:nb],
+                                                         self._b_max[:nb])
+        big = -np.sort(-np.abs(near), axis=-1)[..., :N_PEAK]
+        pd = np.sum(big, axis=-1) * float(np.max(np.abs(self.levels)))
+        rest2 = np.maximum(isi2 - np.sum(big**2, axis=-1), 0.0)
+        tx2 = sx2 * 10 ** (-self._tx.snr_db / 10.0) * tot2  # 93A-30
+        rj2 = sx2 * nz.sigma_rj_ui**2 * hj2  # 93A-31/32 (Gaussian part)
+        add = nz.a_dd_ui * math.sqrt(sx2) * np.sqrt(hj2)  # dual-Dirac amplitude
+        g2 = tx2 + rj2 + rx2  # + 93A-35 RX noise
+        q = float(q_factor(ber))
+        sig = np.sqrt(sx2 * rest2 + g2 + xt2)
+        eh = np.min(self.spacing) * h0 - 2.0 * (pd + q * sig + add)
+        return {"eh": eh, "h0": h0, "tx2": tx2, "rj2": rj2, "rx2": np.broadcast_to(rx2, tx2.shape),
+                "g2": g2, "add": add}
+
+    def _xtalk(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Crosstalk cursors (B, A * n_out) at each aggressor's worst phase (max power, 93A.1.7); the
+        power per phase of a FEXT aggressor is the quadratic form c^T G_a c of the victim's TX FFE taps."""
+        if not self._aggr:
+            return np.zeros((len(taps), 0))
+        out = []
+        rows = np.arange(len(taps))
+        for (kind, a_amp, stack), gram in zip(self._aggr, self._aggr_gram):
+            if kind == "FEXT":
+                pw = np.einsum("bml,bl->bm", np.einsum("bk,bmkl->bml", taps, gram[idx]), taps)
+                j = np.argmax(pw, axis=-1)
+                x = np.einsum("bk,bkn->bn", taps, stack[idx, :, j, :]) * (amp * a_amp)[:, None]
+            else:
+                j = np.argmax(gram[idx], axis=-1)
+                x = stack[idx, 0, j, :] * a_amp
+            out.append(x[rows] if x.ndim == 2 else x)
+        return np.concatenate(out, axis=-1)
+
+    def _xt2_approx(self, amp: np.ndarray) -> np.ndarray:
+        """Crosstalk variance per (row, setting, 1) without the TX FFE (for CTLE selection only)."""
+        if not self._aggr:
+            return np.zeros((len(amp), 1, 1))
+        tot = np.zeros((len(amp), len(self._rx.settings)))
+        for kind, a_amp, stack in self._aggr:
+            main = stack[:, list(self._tx.offsets).index(0)] if kind == "FEXT" else stack[:, 0]
+            pw = np.max(np.sum(main**2, axis=-1), axis=-1)  # (C,)
+            scale = (amp * a_amp) ** 2 if kind == "FEXT" else np.full(len(amp), a_amp**2)
+            tot += scale[:, None] * pw[None, :]
+        return (self.sigma_x2 * tot)[:, :, None]
+
+    def _stage_b(self, h0: np.ndarray, res: np.ndarray, g2: np.ndarray, add: np.ndarray, xt: np.ndarray,
+                 ber: float) -> dict[str, np.ndarray]:
+        """Exact interference distribution at the sampling phase: EH per eye, A_ni, COM, BER estimate."""
+        cur = np.concatenate([res, xt], axis=-1) if xt.shape[-1] else res
+        big, rest2 = split_exact(cur, self.k_exact)
+        sigma = np.sqrt(g2 + self.sigma_x2 * rest2)
+        half = np.maximum(self.spacing[None, :] * h0[:, None] / 2.0, 0.0)
+        q = np.empty(len(h0))
+        tails = np.empty(half.shape)
+        for rows, pdf in grouped_pdfs(big, sigma, add, self.levels, h0):
+            q[rows] = pdf.quantile(ber)
+            tails[rows] = pdf.tail_at(half[rows])  # P(Y > d_e h0 / 2): one side of one eye
+        eh = self.spacing[None, :] * h0[:, None] - 2.0 * q[:, None]  # (R, n_eyes)
+        n_lv = len(self.levels)
+        ser = np.clip(2.0 * np.sum(tails, axis=-1) / n_lv, 0.0, 1.0 - 1.0 / n_lv)
+        ser = np.where(h0 <= 0, 1.0 - 1.0 / n_lv, ser)
+        a_s = np.min(self.spacing) * h0 / 2.0  # = R_LM h0 / (L - 1) for PAM4 (93A-1 A_s)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            com = 20.0 * np.log10(np.maximum(a_s, 1e-15) / np.maximum(q, 1e-15))  # 93A-1
+        com = np.clip(np.where(a_s <= 0, -COM_CAP_DB, com), -COM_CAP_DB, COM_CAP_DB)
+        return {"eh": eh, "q": q, "ser": ser, "com": com, "sigma": sigma}
+
+    def _width(self, eh_curve: np.ndarray, j: np.ndarray, offset: np.ndarray, eh_exact_min: np.ndarray) -> np.ndarray:
+        """Eye width (UI): the open run around phase ``j`` of the (circular) anchored profile."""
+        M = self.M
+        curve = eh_curve + offset[:, None]
+        out = np.zeros(len(curve))
+        for r in range(len(curve)):
+            c = curve[r]
+            if eh_exact_min[r] <= 0:
+                continue
+            if np.all(c > 0):
+                out[r] = 1.0
+                continue
+            w = 0.0
+            for step in (1, -1):
+                k = int(j[r])
+                for _ in range(M):
+                    a, b = c[k % M], c[(k + step) % M]
+                    if b > 0:
+                        w += 1.0
+                        k += step
+                        continue
+                    w += a / (a - b) if a > 0 else 0.0
+                    break
+            out[r] = min(w / M, 1.0)
+        return out
+
+    def _run(self, points: Sequence[Mapping[str, float]], ber: float) -> dict:
+        """Parse, adapt the RX setting where not given, and evaluate."""
+        taps, amp, idx, clean = self._parse(points)
+        adapt = np.nonzero(idx < 0)[0]
+        if len(adapt):
+            # candidates: the N_ADAPT_CANDIDATES best RX settings by the stage-A eye (max over phases),
+            # then the best of those by the exact eye height
+            C = len(self._rx.settings)
+            n_c = min(N_ADAPT_CANDIDATES, C)
+            cand = np.empty((len(adapt), n_c), dtype=int)
+            per = C * self.M * max(len(self._b_max) + self._fw, 1) * len(self._tx.offsets)
+            chunk = max(1, int(4_000_000 // per))
+            for s in range(0, len(adapt), chunk):
+                r = adapt[s:s + chunk]
+                score = self._stage_a(taps[r], amp[r], None, self._xt2_approx(amp[r]), ber)["eh"].max(axis=-1)
+                cand[s:s + chunk] = np.argsort(-score, axis=-1)[:, :n_c]
+            rep = np.repeat(adapt, n_c)
+            trial = self._core(taps[rep], amp[rep], cand.reshape(-1), ber)
+            best = np.argmax(trial["eh_min"].reshape(len(adapt), n_c), axis=-1)
+            idx = idx.copy()
+            idx[adapt] = cand[np.arange(len(adapt)), best]
+        out = self._core(taps, amp, idx, ber)
+        out["points"] = clean
+        return out
+
+    def _core(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, ber: float) -> dict:
+        """Stage A (all phases) + stage B (best phase) for rows with known RX settings ``idx``."""
+        xt = self._xtalk(taps, amp, idx)
+        a = self._stage_a(taps, amp, idx, (self.sigma_x2 * np.sum(xt**2, axis=-1))[:, None], ber)
+        B = len(idx)
+        # best phase by the stage-A eye; ties -> nearest the pulse peak
+        j = np.argmax(a["eh"] - 1e-12 * np.abs(np.arange(self.M) - self.M // 2)[None, :], axis=-1)
+        rows = np.arange(B)
+        v = np.einsum("bk,bkn->bn", taps, self._stack[idx, :, j, :]) * amp[:, None]  # cursors at phase j
+        h0, res = self._residual(v)
+        b = self._stage_b(h0, res, a["g2"][rows, j], a["add"][rows, j], xt, ber)
+        eh_min = b["eh"].min(axis=-1)
+        offset = eh_min - a["eh"][rows, j]
+        ew = self._width(a["eh"], j, offset, eh_min)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vec = 20.0 * np.log10(np.min(self.spacing) * h0 / eh_min)
+        vec = np.where((eh_min > 0) & np.isfinite(vec), vec, VEC_CLOSED_DB)
+        return {"taps": taps, "amp": amp, "idx": idx, "v": v, "j": j, "a": a, "b": b, "eh_min": eh_min,
+                "ew": ew, "vec": vec, "xt": xt, "h0": h0}
+
+    # ------------------------------------------------------------------ public API
+    def evaluate(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> EyeResult:
+        """The statistical eye of ``point`` (knobs of this direction; missing ones take the profile's
+        defaults; other directions' knobs are ignored) at ``ber`` (default: the engine's)."""
+        ber = self.ber if ber is None else check_ber(ber)
+        r = self._run([dict(point or {})], ber)
+        return self._result(r, 0, ber)
+
+    def evaluate_batch(self, points: Sequence[Mapping[str, float]] | np.ndarray, names: Sequence[str] | None = None,
+                       *, ber: float | None = None, fixed: Mapping[str, float] | None = None,
+                       chunk: int = 512) -> BatchResult:
+        """Many EQ points in vectorized calls: a list of EqPoints, or a matrix with column ``names``
+        (for a matrix without ``names``: ``knob_space().names``). ``fixed`` knobs are added to every
+        point (a point's own value wins). Row i of the result equals ``evaluate(point i)``."""
+        ber = self.ber if ber is None else check_ber(ber)
+        base = {str(k): float(v) for k, v in (fixed or {}).items()}
+        if isinstance(points, np.ndarray):
+            m = np.atleast_2d(points)
+            names = tuple(names) if names is not None else self._default_names()
+            if m.shape[1] != len(names):
+                raise InputError(f"points matrix has {m.shape[1]} columns for {len(names)} knob names {names}")
+            plist = [{**base, **dict(zip(names, map(float, row)))} for row in m]
+        else:
+            plist = [{**base, **dict(p)} for p in points]
+        parts = [self._run(plist[s:s + chunk], ber) for s in range(0, len(plist), chunk)] if plist else []
+        def cat(fn):
+            return np.concatenate([fn(r) for r in parts]) if parts else np.zeros(0)
+        st = self._rx.settings
+        is_host = self._rx.kind == "host"
+        return BatchResult(
+            eye_height_min_mv=cat(lambda r: r["eh_min"] * 1e3),
+            eye_height_mv=(np.concatenate([r["b"]["eh"] * 1e3 for r in parts]) if parts
+                           else np.zeros((0, len(self.spacing)))),
+            com_db=cat(lambda r: r["b"]["com"]), eye_width_ui=cat(lambda r: r["ew"]),
+            vec_db=cat(lambda r: r["vec"]), ber_estimate=cat(lambda r: r["b"]["ser"]),
+            sample_phase_ui=cat(lambda r: (r["j"] - self.M // 2) / self.M),
+            ctle_gdc=cat(lambda r: st[r["idx"], 0] if is_host else np.full(len(r["idx"]), np.nan)),
+            ctle_gdc2=cat(lambda r: st[r["idx"], 1] if is_host else np.full(len(r["idx"]), np.nan)),
+            points=[self._eq_used(r, i) for r in parts for i in range(len(r["idx"]))], ber_target=ber)
+
+    def _eq_used(self, r: dict, i: int) -> dict[str, float]:
+        eq = dict(r["points"][i])
+        eq.update(self._rx.labels[int(r["idx"][i])])
+        return eq
+
+    def _result(self, r: dict, i: int, ber: float) -> EyeResult:
+        b, a = r["b"], r["a"]
+        j = int(r["j"][i])
+        p_phase = r["v"][i]
+        eh = (b["eh"][i] * 1e3).tolist()
+        eh_min = float(r["eh_min"][i])
+        return EyeResult(
+            eye_height_mv=eh, eye_height_min_mv=eh_min * 1e3, eye_width_ui=float(r["ew"][i]),
+            eye_width_ps=float(r["ew"][i]) * self.ui_s * 1e12, vec_db=float(r["vec"][i]), com_db=float(b["com"][i]),
+            sample_phase_ui=(j - self.M // 2) / self.M, ber_target=ber, ber_estimate=float(b["ser"][i]),
+            modulation=self.modulation, baud_gbd=self.baud_gbd, eq=self._eq_used(r, i), closed=bool(eh_min <= 0),
+            direction=self.direction, cursor_mv=float(r["h0"][i]) * 1e3,
+            noise_sigma_mv=float(np.sqrt(a["g2"][i, j])) * 1e3, a_ni_mv=float(b["q"][i]) * 1e3,
+            dfe_taps=self._dfe_taps(p_phase).tolist(), _engine=self)
+
+    # ------------------------------------------------------------------ details for plots / simulators
+    def pulse_response(self, point: Mapping[str, float] | None = None, *, equalized: bool = True) -> PulseResponse:
+        """The pulse response over the cursor window (V): with the point's TX FFE, amplitude and RX EQ
+        (adapted if not given) when ``equalized``; ``cursor_index`` is the chosen sampling instant.
+        ``equalized=False``: channel (+ packages) + T_r filter + Butterworth x TX amplitude only
+        (MATLAB COM's "unequalized pulse response"); its cursor index is its peak."""
+        M = self.M
+        if not equalized:
+            amp = self._tx.amplitude_v
+            pr = self._ref_pulse * amp
+            start = max(self._ipk - M // 2 - M * self.n_pre, 0)
+            stop = min(self._ipk - M // 2 + M * (self.n_post + 1), len(pr))
+            t = np.arange(start, stop) * self.dt_s
+            return PulseResponse(t, pr[start:stop].copy(), self._ipk - start, M)
+        r = self._run([dict(point or {})], self.ber)
+        p = self._full_p(r["taps"], r["amp"], r["idx"])[0]  # (M, n_out) -> time order: index = n * M + j
+        pulse = p.T.reshape(-1)
+        start = int(self._ipk_c[r["idx"][0]]) - M // 2 - M * self.n_pre
+        t = (start + np.arange(pulse.size)) * self.dt_s
+        return PulseResponse(t, pulse, int(self.n_pre * M + r["j"][0]), M)
+
+    def single_bit_response(self, point: Mapping[str, float] | None = None) -> PulseResponse:
+        """Alias of ``pulse_response(point)`` (COM calls the equalized pulse the single-bit response)."""
+        return self.pulse_response(point)
+
+    def noise_sigma_v(self, point: Mapping[str, float] | None = None) -> NoiseBudget:
+        """The Gaussian noise / jitter budget at the point's sampling phase (see ``NoiseBudget``)."""
+        r = self._run([dict(point or {})], self.ber)
+        a, j = r["a"], int(r["j"][0])
+        nz = self.profile.noise
+        return NoiseBudget(sigma_tx_v=float(np.sqrt(a["tx2"][0, j])), sigma_rj_v=float(np.sqrt(a["rj2"][0, j])),
+                           sigma_rx_v=float(np.sqrt(a["rx2"][0, j])), a_dd_v=float(a["add"][0, j]),
+                           sigma_gauss_v=float(np.sqrt(a["g2"][0, j])), sigma_rj_ui=nz.sigma_rj_ui,
+                           a_dd_ui=nz.a_dd_ui, sigma_x=math.sqrt(self.sigma_x2), levels=tuple(self.levels.tolist()))
+
+    def _all_phases(self, point: Mapping[str, float] | None, ber: float) -> tuple[dict, np.ndarray, list]:
+        """Exact interference PDFs at every phase of one point (detail path for bathtubs and plots):
+        (run dict, cursor per phase (M,), per phase (y, pdf, (InterferencePdf, row), quantile at ber))."""
+        r = self._run([dict(point or {})], ber)
+        a = r["a"]
+        M = self.M
+        p = self._full_p(r["taps"], r["amp"], r["idx"])[0]  # (M, n)
+        h0, res = self._residual(p)
+        xt = np.repeat(r["xt"], M, axis=0)
+        cur = np.concatenate([res, xt], axis=-1) if xt.shape[-1] else res
+        big, rest2 = split_exact(cur, self.k_exact)
+        sigma = np.sqrt(a["g2"][0] + self.sigma_x2 * rest2)
+        rows: list = [None] * M
+        for idx, pdf in grouped_pdfs(big, sigma, a["add"][0], self.levels, h0):
+            q = pdf.quantile(ber)
+            for k, j in enumerate(idx):
+                rows[j] = (pdf.y[k], pdf.pdf[k], (pdf, k), float(q[k]))
+        return r, h0, rows
+
+    def _phases_ui(self) -> list[float]:
+        return ((np.arange(self.M) - self.M // 2) / self.M).tolist()
+
+    def bathtubs(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> dict:
+        """Horizontal bathtub (symbol error probability vs sampling phase, exact at every phase) and
+        vertical bathtubs at the chosen phase: per eye, P(Y > hw + v) + P(Y > hw - v) vs the threshold
+        offset v from the eye's center (hw = half the level spacing), so the bathtub crosses ``ber`` at the
+        eye-height edges: its opening at ``ber`` equals ``eye_height_mv``."""
+        ber = self.ber if ber is None else check_ber(ber)
+        r, h0, rows = self._all_phases(point, ber)
+        n_lv = len(self.levels)
+
+        def tail(j: int, y: np.ndarray) -> np.ndarray:
+            pdf, k = rows[j][2]
+            return pdf.row_tail(k, y)
+
+        ser = np.array([2.0 * np.sum(tail(j, np.maximum(self.spacing * h0[j] / 2.0, 0.0))) / n_lv
+                        for j in range(self.M)])
+        j = int(r["j"][0])
+        centers = (self.levels[:-1] + self.levels[1:]) / 2 * h0[j]
+        hw = self.spacing * h0[j] / 2
+        offs = np.linspace(-np.max(np.abs(hw)), np.max(np.abs(hw)), 201)
+        vert = []
+        for e in range(len(self.spacing)):
+            # threshold at center + v: the lower level errs with P(Y > hw + v), the upper with P(Y > hw - v);
+            # their sum crosses p where the eye-height definition (one-sided tail = p) puts the eye edge
+            p = tail(j, hw[e] + offs) + tail(j, hw[e] - offs)
+            vert.append({"center_mv": float(centers[e] * 1e3), "ber": p.tolist()})
+        return {"phase_ui": self._phases_ui(), "horizontal_ser": np.clip(ser, 0.0, 1.0).tolist(),
+                "vertical_offset_mv": (offs * 1e3).tolist(), "vertical": vert, "ber_target": ber}
+
+    def contour(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> dict:
+        """Eye contour at ``ber``: per phase and eye, lower and upper edge (mV; lower > upper = closed)."""
+        ber = self.ber if ber is None else check_ber(ber)
+        r, h0, rows = self._all_phases(point, ber)
+        q = np.array([row[3] for row in rows])
+        lo = self.levels[None, :-1] * h0[:, None] + q[:, None]
+        hi = self.levels[None, 1:] * h0[:, None] - q[:, None]
+        return {"phase_ui": self._phases_ui(), "lower_mv": (lo * 1e3).tolist(), "upper_mv": (hi * 1e3).tolist(),
+                "ber_target": ber, "sample_phase_ui": (int(r["j"][0]) - self.M // 2) / self.M}
+
+    def density(self, point: Mapping[str, float] | None = None, n_v: int = 256) -> dict:
+        """Statistical eye image: received-signal PDF per phase on a common voltage grid (for plots)."""
+        r, h0, rows = self._all_phases(point, self.ber)
+        vmax = 1.3 * np.max(np.abs(h0)) + 1e-9
+        v = np.linspace(-vmax, vmax, n_v)
+        img = np.zeros((self.M, n_v))
+        for j in range(self.M):
+            yy, pdf, _, _ = rows[j]
+            for lv in self.levels:
+                img[j] += np.interp(v - lv * h0[j], yy, pdf, left=0, right=0) / len(self.levels)
+        return {"phase_ui": self._phases_ui(), "v_mv": (v * 1e3).tolist(), "pdf": img.tolist()}
+
+
+def _peak_index(pulse: np.ndarray) -> int:
+    """Index of the pulse peak (the middle of a flat top, e.g. an ideal lossless pulse)."""
+    mx = float(np.max(pulse))
+    top = np.nonzero(pulse >= mx - 1e-9 * abs(mx))[0]
+    return int(round(float(np.mean(top)) + 0.25)) if len(top) > 1 else int(np.argmax(pulse))
+
+
+def check_ber(ber: float) -> float:
+    """Validate a target BER: a number in (0, 0.5)."""
+    try:
+        b = float(ber)
+    except (TypeError, ValueError):
+        raise InputError(f"BER {ber!r} is not a number: give e.g. 1e-6") from None
+    if not (0.0 < b < 0.5) or not math.isfinite(b):
+        raise InputError(f"BER {ber!r} is outside (0, 0.5): give a target such as 1e-6 (1e-3..1e-15)")
+    return b
