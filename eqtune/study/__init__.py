@@ -1,0 +1,18 @@
+"""Batch studies: channels x SerDes profiles x corners, serially, on local processes or on dask.
+
+Public API::
+
+    from eqtune.study import load_spec, run_study
+    spec = load_spec("channels/studies/example.toml")     # or a fleet CSV
+    result = run_study(spec, "out/", workers=2)           # scheduler="tcp://host:8786" for dask
+    result.rows, result.summary, result.report, result.profiles
+
+``run_study(..., compute=fn)`` takes any picklable ``fn(Combination) -> dict`` (default: the eye-engine
+simulation ``eqtune.study.compute.simulate``).
+"""
+
+from eqtune.study.runner import StudyError, StudyResult, load_rows, run_study, summarize
+from eqtune.study.spec import Combination, Corner, StudySpec, load_spec, parse_spec
+
+__all__ = ["Combination", "Corner", "StudyError", "StudyResult", "StudySpec", "load_rows", "load_spec", "parse_spec",
+           "run_study", "summarize"]

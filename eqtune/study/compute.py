@@ -1,0 +1,493 @@
+"""The per-combination computation: baseline, tuned and robust codes, margins and the BER floor.
+
+``solve(combo, model)`` is the algorithm, written once against a small ``LinkModel`` interface
+(evaluate a batch of EQ points at one corner); ``simulate(combo)`` runs it on the eye engine
+(``eqtune.eye.EyeEngine`` via ``eqtune.tune.SimulationSource``), ``synthetic(combo)`` on an analytic
+stand-in used to exercise the study machinery (executors, resume, reports) quickly.
+
+Results per combination (the columns of ``results.csv``):
+
+* ``baseline_*``: the profile's default codes, worst corner;
+* ``tuned_*``: codes that maximise the margin at the *first* (nominal) corner, metrics there;
+* ``robust_*``: codes that maximise the *worst-corner* margin (robust tuning), metrics at that corner;
+* ``ber_floor``: eye height of the robust codes at each floor BER (1e-12, 1e-15), direct from the
+  statistical eye where the engine can, and Q-scale extrapolated from the bathtub (``berfloor.py``)
+  as a cross-check; ``floor_eh_mv`` at the deepest floor BER;
+* ``verdict``: ``pass`` when some pass criterion holds at every corner with the robust codes.
+
+Searching: when the feasible code grid has at most ``tune.exhaustive_max`` points (the module code
+space of a few hundred points) every point is evaluated in one vectorized batch per corner and the
+argmax taken (exact, deterministic: ties go to the first grid point); otherwise the Bayesian
+optimizer (``eqtune.tune``) runs with ``tune.budget`` evaluations and the combination's seed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from eqtune.errors import ConfigError
+from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
+from eqtune.study.berfloor import ber_key, extrapolate
+from eqtune.study.spec import ChannelRef, Combination, Corner
+
+METRICS = ("eye_height_min_mv", "vec_db", "com_db", "eye_width_ui")
+OBJECTIVE_METRIC = {"eye_height": "eye_height_min_mv", "com": "com_db", "eye_width": "eye_width_ui"}
+
+
+class LinkModel(Protocol):
+    """What ``solve`` needs: a knob space, the corner names and a batch evaluator per corner."""
+
+    space: KnobSpace
+    corner_names: Sequence[str]
+
+    def default_point(self) -> EqPoint: ...
+
+    def measure(self, corner: int, points: Sequence[EqPoint]) -> list[dict[str, float]]:
+        """Per point: ``margin`` plus the METRICS at this corner."""
+
+    def floor(self, corner: int, point: EqPoint, bers: Sequence[float]) -> dict[str, dict[str, Any]]:
+        """Per floor BER (``ber_key``): ``direct`` and ``extrapolated`` eye height (mV) or None."""
+
+
+# --------------------------------------------------------------------------- the algorithm
+
+
+def _codes(space: KnobSpace, point: Mapping[str, float]) -> dict[str, int | float]:
+    out: dict[str, int | float] = {}
+    for name in space.names:
+        v = float(point[name])
+        out[name] = int(round(v)) if abs(v - round(v)) < 1e-9 else v
+    return out
+
+
+def _finite(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _metric_cols(prefix: str, m: Mapping[str, float]) -> dict[str, float | None]:
+    return {f"{prefix}_margin": _finite(m.get("margin")),
+            f"{prefix}_eh_mv": _finite(m.get("eye_height_min_mv")),
+            f"{prefix}_vec_db": _finite(m.get("vec_db")),
+            f"{prefix}_com_db": _finite(m.get("com_db")),
+            f"{prefix}_ew_ui": _finite(m.get("eye_width_ui"))}
+
+
+def _worst(per_corner: Sequence[Mapping[str, float]]) -> tuple[int, Mapping[str, float]]:
+    i = int(np.argmin([m["margin"] for m in per_corner]))
+    return i, per_corner[i]
+
+
+def verdict(combo: Combination, per_corner: Sequence[Mapping[str, float]], names: Sequence[str]
+            ) -> tuple[str, list[str]]:
+    """``pass`` when any criterion holds at every corner; else ``fail`` and the reasons (first criterion)."""
+    reasons_first: list[str] = []
+    for k, crit in enumerate(combo.criteria):
+        reasons = [f"{names[i]}: {r}" for i, m in enumerate(per_corner) for r in crit.failures(m)]
+        if not reasons:
+            return "pass", []
+        if k == 0:
+            reasons_first = reasons
+    return "fail", reasons_first
+
+
+def _search_grid(model: LinkModel, n_corners: int) -> tuple[np.ndarray, list[EqPoint], list[list[dict]]]:
+    grid = model.space.grid()
+    points = [model.space.to_point(r) for r in grid]
+    per = [model.measure(ci, points) for ci in range(n_corners)]
+    return grid, points, per
+
+
+class _WorstSource:
+    """A MarginSource over corners of a LinkModel (worst case over ``corners``)."""
+
+    def __init__(self, model: LinkModel, corners: Sequence[int]):
+        self.model, self.corners = model, list(corners)
+        self.space = model.space
+
+    def default_point(self) -> EqPoint:
+        return self.model.default_point()
+
+    def measure_batch(self, points: Sequence[EqPoint]):
+        from eqtune.tune.source import Measurement
+
+        per = [self.model.measure(ci, points) for ci in self.corners]
+        return [Measurement(min(p[j]["margin"] for p in per), {}) for j in range(len(points))]
+
+    def measure(self, point: EqPoint):
+        return self.measure_batch([point])[0]
+
+
+def _bayes(model: LinkModel, corners: Sequence[int], budget: int, seed: int) -> tuple[EqPoint, int]:
+    """Bayesian search (``eqtune.tune.tune``, GP optimizer) of the worst margin over ``corners``."""
+    from eqtune.tune import tune
+
+    res = tune(_WorstSource(model, corners), budget=budget, seed=seed, start=model.default_point())
+    if res.interrupted:  # tune() keeps the best point on Ctrl-C; a study must not save that as final
+        raise KeyboardInterrupt
+    point = dict(model.default_point())
+    point.update({k: float(v) for k, v in res.tuned.point.items() if k in point})
+    return point, res.evaluations
+
+
+def solve(combo: Combination, model: LinkModel) -> dict[str, Any]:
+    """Baseline, tuned (nominal corner) and robust (worst corner) codes and margins of one combination."""
+    names = list(model.corner_names)
+    nc = len(names)
+    space = model.space
+    default = model.default_point()
+    base_pc = [model.measure(ci, [default])[0] for ci in range(nc)]
+    _, base_w = _worst(base_pc)
+
+    size = len(space.grid()) if space.size() <= 10 * max(combo.tune.exhaustive_max, 1) else space.size()
+    use_grid = combo.tune.method == "grid" or (combo.tune.method == "auto" and size <= combo.tune.exhaustive_max)
+    if use_grid:
+        _grid, points, per = _search_grid(model, nc)
+        margins = np.array([[m["margin"] for m in per[ci]] for ci in range(nc)])
+        j_tuned = int(np.argmax(margins[0]))
+        j_robust = int(np.argmax(margins.min(axis=0)))
+        tuned_pt, robust_pt = points[j_tuned], points[j_robust]
+        tuned_m = per[0][j_tuned]
+        robust_pc = [per[ci][j_robust] for ci in range(nc)]
+        n_evals = len(points) * nc + nc
+        method = "grid"
+    else:
+        tuned_pt, n1 = _bayes(model, [0], combo.tune.budget, combo.seed)
+        robust_pt, n2 = (tuned_pt, 0) if nc == 1 else _bayes(model, range(nc), combo.tune.budget, combo.seed + 1)
+        tuned_m = model.measure(0, [tuned_pt])[0]
+        robust_pc = [model.measure(ci, [robust_pt])[0] for ci in range(nc)]
+        # never worse than where we started (the defaults)
+        if tuned_m["margin"] < base_pc[0]["margin"]:
+            tuned_pt, tuned_m = default, base_pc[0]
+        if min(m["margin"] for m in robust_pc) < base_w["margin"]:
+            robust_pt, robust_pc = default, base_pc
+        n_evals = n1 * 1 + n2 * nc + 2 * nc
+        method = "bayes"
+    wi, robust_w = _worst(robust_pc)
+    floor = model.floor(wi, robust_pt, combo.ber_floor)
+    deepest = ber_key(min(combo.ber_floor)) if combo.ber_floor else None
+    fl = floor.get(deepest, {}) if deepest else {}
+    floor_eh = fl.get("direct") if fl.get("direct") is not None else fl.get("extrapolated")
+    v, reasons = verdict(combo, robust_pc, names)
+    return {
+        "status": "ok", "method": method, "n_evals": n_evals,
+        "baseline_codes": _codes(space, default), **_metric_cols("baseline", base_w),
+        "tuned_codes": _codes(space, tuned_pt), **_metric_cols("tuned", tuned_m),
+        "robust_codes": _codes(space, robust_pt), **_metric_cols("robust", robust_w),
+        "robust_worst_corner": names[wi],
+        "corner_margins": {names[i]: {"baseline": _finite(base_pc[i]["margin"]),
+                                      "robust": _finite(robust_pc[i]["margin"])} for i in range(nc)},
+        "floor_ber": min(combo.ber_floor) if combo.ber_floor else None,
+        "floor_eh_mv": _finite(floor_eh),
+        "ber_floor": floor,
+        "verdict": v, "fail_reasons": "; ".join(reasons),
+    }
+
+
+# --------------------------------------------------------------------------- the eye engine
+
+
+_CACHE: dict[tuple, Any] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_MAX = 8  # prepared engines are large; studies rarely revisit a channel x profile x corner
+
+
+def _cached(key: tuple, build):
+    """Per-process cache of prepared channels/engines (dask threads share it: guarded by a lock)."""
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    value = build()
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = value
+    return value
+
+
+def corner_conditions(ref: ChannelRef, corner: Corner) -> tuple[float | None, bool]:
+    """(temperature_c, aggressors) for a channel variant at a corner.
+
+    A corner's temperature overrides the variant's swept ``temperature_c``; crosstalk is on only when
+    both the variant (``crosstalk`` sweep value, default on) and the corner want it.
+    """
+    temp = corner.temperature_c if corner.temperature_c is not None else ref.param("temperature_c")
+    xt = bool(ref.param("crosstalk", True)) and corner.crosstalk
+    return temp, xt
+
+
+def build_channel(ref: ChannelRef, corner: Corner):
+    """The ``Channel`` of a variant at a corner, through ``eqtune.channel``'s public API."""
+    temp, xt = corner_conditions(ref, corner)
+    kw: dict[str, Any] = {"aggressors": xt}
+    if temp is not None:
+        kw["temperature_c"] = temp
+    if ref.kind in ("library", "file"):
+        from eqtune.channel import load_channel
+
+        return load_channel(ref.ref, **kw)
+    from eqtune.study.channels import parametric_channel
+
+    return parametric_channel(ref.ref, dict(ref.params), **kw)
+
+
+class EngineModel:
+    """``LinkModel`` over the eye engine: one prepared ``EyeEngine`` per corner, batch evaluation."""
+
+    #: the part of the vertical bathtub a field measurement could count: the Q-scale fit uses only this
+    FIT_BER = (1e-4, 1e-9)
+
+    def __init__(self, combo: Combination):
+        self.combo = combo
+        self.corner_names = [c.name for c in combo.corners]
+        self._metric = OBJECTIVE_METRIC[combo.tune.objective]
+        self.engines = [self._engine(corner) for corner in combo.corners]
+        self.space = self.engines[0].knob_space(list(combo.tune.knobs))
+
+    def _engine(self, corner: Corner):
+        combo = self.combo
+        key = ("engine", combo.channel, corner_conditions(combo.channel, corner), combo.profile, combo.direction,
+               combo.target_ber)
+
+        def build():
+            from eqtune.eye import EyeEngine
+
+            # the channel is shared by every profile/direction of this variant and corner
+            channel = _cached(("channel", combo.channel, corner_conditions(combo.channel, corner)),
+                              lambda: build_channel(combo.channel, corner))
+            return EyeEngine(channel, combo.profile, direction=combo.direction, ber=combo.target_ber)
+
+        return _cached(key, build)
+
+    def default_point(self) -> EqPoint:
+        d = self.engines[0].default_point()
+        return {k: float(d[k]) for k in self.space.names}
+
+    def measure(self, corner: int, points: Sequence[EqPoint]) -> list[dict[str, float]]:
+        engine = self.engines[corner]
+        pts = [dict(p) for p in points]
+        if len(pts) == 1:
+            r = engine.evaluate(pts[0])
+            rows = [{k: _finite(getattr(r, k)) for k in METRICS}]
+        else:
+            br = engine.evaluate_batch(pts)
+            cols = {k: np.asarray(getattr(br, k), dtype=float) for k in METRICS}
+            rows = [{k: _finite(cols[k][i]) for k in METRICS} for i in range(len(pts))]
+        for m in rows:
+            margin = m[self._metric]
+            m["margin"] = margin if margin is not None else -1e3
+        return rows
+
+    def vertical_bathtub(self, corner: int, point: EqPoint, bers: np.ndarray) -> np.ndarray:
+        """Eye height (mV, worst eye) at each BER, from the engine's vertical bathtub."""
+        tubs = self.engines[corner].bathtubs(dict(point))
+        return eye_height_from_vertical(tubs["vertical_offset_mv"], [v["ber"] for v in tubs["vertical"]], bers)
+
+    def floor(self, corner: int, point: EqPoint, bers: Sequence[float]) -> dict[str, dict[str, Any]]:
+        if not bers:
+            return {}
+        engine = self.engines[corner]
+        fit_ber = np.logspace(np.log10(self.FIT_BER[0]), np.log10(self.FIT_BER[1]), 11)
+        try:
+            fit_eh = self.vertical_bathtub(corner, point, fit_ber)
+            extra = extrapolate(fit_ber, fit_eh, bers)
+        except (AttributeError, KeyError, TypeError):
+            extra = {}
+        out: dict[str, dict[str, Any]] = {}
+        for b in bers:
+            key = ber_key(b)
+            # the statistical eye is computed from distributions: evaluate directly at the floor BER
+            direct = _finite(engine.evaluate(dict(point), ber=b).eye_height_min_mv)
+            ex = _finite(extra.get(key, {}).get("extrapolated"))
+            out[key] = {"direct": direct, "extrapolated": ex,
+                        "delta": None if direct is None or ex is None else _finite(ex - direct),
+                        "fit_r2": _finite(extra.get(key, {}).get("r2"))}
+        return out
+
+
+def eye_height_from_vertical(offset_mv: Sequence[float], eye_bers: Sequence[Sequence[float]],
+                             bers: Sequence[float]) -> np.ndarray:
+    """Worst-eye opening (mV) at each BER from vertical bathtubs (BER vs threshold offset, one per eye).
+
+    For each eye the opening at ``p`` is the span of threshold offsets whose BER is <= ``p``
+    (edges interpolated on log10 BER); NaN where some eye never gets down to ``p`` (closed there;
+    the Q-scale fit skips such points).
+    """
+    x = np.asarray(offset_mv, dtype=float)
+    out = np.full(len(bers), np.inf)
+    for curve in eye_bers:
+        lb = np.log10(np.maximum(np.asarray(curve, dtype=float), 1e-300))
+        k = int(np.argmin(lb))
+        left_x, left_y = x[: k + 1], lb[: k + 1]  # falling side (BER decreases toward the centre)
+        right_x, right_y = x[k:], lb[k:]
+        for i, p in enumerate(np.log10(np.asarray(bers, dtype=float))):
+            if lb[k] > p:  # this eye never gets down to p: closed there (not measurable as a width)
+                out[i] = np.nan
+                continue
+            xl = float(np.interp(p, left_y[::-1], left_x[::-1]))
+            xr = float(np.interp(p, right_y, right_x))
+            out[i] = min(out[i], xr - xl) if not np.isnan(out[i]) else out[i]
+    return out
+
+
+def simulate(combo: Combination) -> dict[str, Any]:
+    """The eye-engine computation of one combination (the default ``compute`` of ``run_study``)."""
+    return solve(combo, EngineModel(combo))
+
+
+# --------------------------------------------------------------------------- synthetic stand-in
+
+
+_SYNTH_LENGTH = {"c2m-4in": 4.0, "c2m-10in": 10.0, "c2m-16in": 16.0, "c2m-10in-xtalk": 10.0}
+
+
+class SyntheticModel:
+    """An analytic link: eye height falls with trace length/temperature; the best codes move with length.
+
+    Used to test the study machinery without the eye engine (and by ``--backend synthetic``). The
+    bathtub is Gaussian, so the Q-scale extrapolation is exact here.
+    """
+
+    SIGMA_MV = 1.3  # Gaussian noise per eye edge (mV)
+
+    def __init__(self, combo: Combination):
+        self.combo = combo
+        self.corner_names = [c.name for c in combo.corners]
+        ref = combo.channel
+        length = ref.param("length_in")
+        if length is None and ref.param("length_mm") is not None:
+            length = ref.param("length_mm") / 25.4
+        if length is None:
+            length = _SYNTH_LENGTH.get(Path(ref.ref).stem, 8.0)
+        if ref.param("material") not in (None, "megtron6", "megtron7", "tachyon100g", "fr4"):
+            raise ConfigError(f"unknown material {ref.param('material')!r}: use megtron6, megtron7, tachyon100g, fr4")
+        self.loss_per_in = 1.6 if ref.param("material") == "fr4" else 1.0
+        self.length = float(length)
+        knobs = []
+        for name in combo.tune.knobs:
+            n = {"rx_pre": 8, "rx_post": 8, "rx_amp": 4, "tx_eq": 8}.get(name, 5)
+            knobs.append(Knob(name, tuple(float(i) for i in range(n)), default=float(min(2, n - 1))))
+        self.space = KnobSpace(tuple(knobs))
+        self._prof = 0.0 if combo.profile in (None, "host-lr-112g") else -3.0
+
+    def default_point(self) -> EqPoint:
+        return {k.name: k.default for k in self.space.knobs}
+
+    def _eh(self, corner: Corner, x: np.ndarray) -> np.ndarray:
+        temp, xt = corner_conditions(self.combo.channel, corner)
+        loss = self.length * self.loss_per_in * (1 + 0.002 * ((temp if temp is not None else 25.0) - 25.0))
+        eh = np.full(len(x), 70.0 - 2.6 * loss + self._prof - (4.0 if xt and self.combo.channel.param(
+            "crosstalk", True) else 0.0))
+        for j, k in enumerate(self.space.knobs):
+            opt = {"rx_pre": loss / 7.0, "rx_post": loss / 3.0, "rx_amp": 2.2}.get(k.name, 1.0 + loss / 10.0)
+            eh -= (1.8 if k.name != "rx_amp" else 3.0) * (x[:, j] - opt) ** 2
+        return eh
+
+    def measure(self, corner: int, points: Sequence[EqPoint]) -> list[dict[str, float]]:
+        x = np.array([[float(p[n]) for n in self.space.names] for p in points]).reshape(len(points), -1)
+        eh = self._eh(self.combo.corners[corner], x)
+        metric = OBJECTIVE_METRIC[self.combo.tune.objective]
+        out = []
+        for e in eh:
+            e = float(e)
+            m = {"eye_height_min_mv": e, "vec_db": float(20 * np.log10(200.0 / max(e, 1.0))),
+                 "com_db": e / 8.0, "eye_width_ui": float(np.clip(0.2 + e / 250.0, 0, 1))}
+            m["margin"] = m[metric]
+            out.append(m)
+        return out
+
+    def floor(self, corner: int, point: EqPoint, bers: Sequence[float]) -> dict[str, dict[str, Any]]:
+        from eqtune.study.berfloor import q_of_ber
+
+        eh6 = self.measure(corner, [point])[0]["eye_height_min_mv"]
+        tub_ber = np.logspace(-3, -9, 13)
+        q6 = float(q_of_ber(self.combo.target_ber))
+        tub_eh = eh6 - 2 * self.SIGMA_MV * (q_of_ber(tub_ber) - q6)
+        extra = extrapolate(tub_ber, tub_eh, bers)
+        out = {}
+        for b in bers:
+            key = ber_key(b)
+            direct = float(eh6 - 2 * self.SIGMA_MV * (float(q_of_ber(b)) - q6))
+            ex = extra[key]["extrapolated"]
+            out[key] = {"direct": direct, "extrapolated": ex, "delta": None if ex is None else ex - direct,
+                        "fit_r2": extra[key]["r2"]}
+        return out
+
+    def bathtub(self, corner: int, point: EqPoint) -> tuple[np.ndarray, np.ndarray]:
+        from eqtune.study.berfloor import q_of_ber
+
+        eh6 = self.measure(corner, [point])[0]["eye_height_min_mv"]
+        ber = np.logspace(-2, -15, 27)
+        return ber, eh6 - 2 * self.SIGMA_MV * (q_of_ber(ber) - float(q_of_ber(self.combo.target_ber)))
+
+
+def synthetic(combo: Combination) -> dict[str, Any]:
+    """Analytic stand-in for ``simulate`` (same algorithm, no eye engine).
+
+    ``EQTUNE_STUDY_SYNTH_DELAY`` (seconds) slows each combination down, and
+    ``EQTUNE_STUDY_SYNTH_LOG`` (a file) gets one line per finished computation: the study tests use
+    them to interrupt a running study and to count computations.
+    """
+    delay = float(os.environ.get("EQTUNE_STUDY_SYNTH_DELAY", "0") or 0)
+    if delay > 0:
+        time.sleep(delay)
+    row = solve(combo, SyntheticModel(combo))
+    log = os.environ.get("EQTUNE_STUDY_SYNTH_LOG")
+    if log:
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{combo.id}\n".encode())
+        finally:
+            os.close(fd)
+    return row
+
+
+def _worst_corner_index(combo: Combination, row: Mapping[str, str]) -> int:
+    names = [c.name for c in combo.corners]
+    return names.index(row["robust_worst_corner"]) if row.get("robust_worst_corner") in names else 0
+
+
+def _row_point(model: LinkModel, row: Mapping[str, str]) -> EqPoint:
+    import json
+
+    point = dict(model.default_point())
+    point.update({k: float(v) for k, v in json.loads(row.get("robust_codes") or "{}").items()})
+    return point
+
+
+def synthetic_detail(combo: Combination, row: Mapping[str, str]) -> dict[str, Any]:
+    """Bathtub of the robust codes at the worst corner (synthetic model; no 2-D eye)."""
+    model = SyntheticModel(combo)
+    ber, eh = model.bathtub(_worst_corner_index(combo, row), _row_point(model, row))
+    return {"bathtub": {"ber": ber.tolist(), "eye_height_mv": eh.tolist()}, "floor_bers": list(combo.ber_floor),
+            "fit_ber": [1e-3, 1e-9]}
+
+
+def engine_detail(combo: Combination, row: Mapping[str, str]) -> dict[str, Any]:
+    """Statistical eye and vertical bathtub of the robust codes at the worst corner."""
+    model = EngineModel(combo)
+    ci = _worst_corner_index(combo, row)
+    point = _row_point(model, row)
+    ber = np.logspace(-2, -16, 29)
+    out: dict[str, Any] = {"floor_bers": list(combo.ber_floor),
+                           "bathtub": {"ber": ber.tolist(),
+                                       "eye_height_mv": model.vertical_bathtub(ci, point, ber).tolist()},
+                           "fit_ber": list(EngineModel.FIT_BER)}
+    dens = model.engines[ci].density(point)
+    out["eye"] = {"density": np.asarray(dens["pdf"]).T.tolist(), "t_ui": dens["phase_ui"], "v_mv": dens["v_mv"]}
+    return out
+
+
+BACKENDS = {"sim": simulate, "synthetic": synthetic}
+DETAILS = {"sim": engine_detail, "synthetic": synthetic_detail}

@@ -1,0 +1,204 @@
+"""Run a study: every combination once, through one executor code path, written as it finishes.
+
+``run_study(spec, out_dir)`` computes every combination not yet in ``out_dir/results.csv`` with a
+per-combination function (``compute``, default: the eye-engine simulation), appends one fsync'd row
+per finished combination, and finally writes ``summary.json``, ``report.html`` and, for fleet
+studies, one profile per module. Interrupted (Ctrl-C, SIGKILL, a lost dask worker), the same call
+with ``resume=True`` computes exactly the missing combinations.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import statistics
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eqtune.errors import EqtuneError, InputError
+from eqtune.study.executors import StopFlag, open_executor, run_tasks
+from eqtune.study.spec import Combination, StudySpec
+from eqtune.study.store import SUMMARY, ResultStore, parse_float, write_json_atomic
+
+
+class StudyError(InputError):
+    """The study could not be completed (executor failure); finished rows are kept for --resume."""
+
+
+Compute = Callable[[Combination], Mapping[str, Any]]
+Progress = Callable[[Mapping[str, Any], int, int], None]
+
+
+@dataclass
+class StudyResult:
+    out_dir: Path
+    rows: list[dict[str, str]]
+    summary: dict[str, Any]
+    computed: int  # combinations computed in this run
+    skipped: int  # combinations already in results.csv (resume)
+    report: Path | None = None
+    profiles: list[Path] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def run_one(compute: Compute, combo: Combination) -> dict[str, Any]:
+    """Compute one combination -> a results row. Never raises for a bad combination: the row says why."""
+    t0, c0 = time.perf_counter(), time.thread_time()
+    row: dict[str, Any] = {"id": combo.id, "index": combo.index, "channel": combo.channel.label,
+                           "profile": combo.profile or "", "link": combo.link_dict() or None}
+    try:
+        row.update(compute(combo))
+        row.setdefault("status", "ok")
+    except EqtuneError as exc:
+        row.update(status="error", error=f"{combo.label}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - one broken combination must not end a 1000-combination study
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
+        row.update(status="error", error=f"{combo.label}: internal error {type(exc).__name__}: {exc}{where}")
+    row["elapsed_s"] = round(time.perf_counter() - t0, 4)
+    row["cpu_s"] = round(time.thread_time() - c0, 4)  # this thread's CPU (BLAS runs single-threaded here)
+    return row
+
+
+def default_compute() -> Compute:
+    from eqtune.study.compute import simulate
+
+    return simulate
+
+
+def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, scheduler: str | None = None,
+              client: Any = None, resume: bool = False, compute: Compute | None = None,
+              progress: Progress | None = None, report: bool = True, detail: Callable | None = None,
+              max_in_flight: int | None = None, on_interrupt: Callable[[], None] | None = None) -> StudyResult:
+    """Run (or resume) ``spec`` into ``out_dir``. See the module docstring.
+
+    Ctrl-C (SIGINT) once: no new combination starts, the running ones finish and are saved, then
+    ``KeyboardInterrupt`` is raised (``on_interrupt()`` is called when the first one arrives);
+    twice: stop at once. Either way every finished row is on disk and ``resume=True`` continues.
+    """
+    out = Path(out_dir)
+    store = ResultStore(out)
+    if store.done_ids() and not resume:
+        raise InputError(f"{out} already holds results of a study: add --resume to continue it, "
+                         "or choose another --out folder")
+    compute = compute or default_compute()
+    done = store.done_ids()
+    todo = [c for c in spec.combinations if c.id not in done]
+    total = len(spec.combinations)
+    started = time.time()
+    computed = 0
+    interrupted = False
+    aborted = ""
+    info_desc = "nothing left to compute"
+    try:
+        if todo:
+            with open_executor(workers, scheduler, client=client) as (executor, info):
+                info_desc = info.description
+                store.open()
+                # serial: one at a time, so every finished row is on disk before the next starts
+                window = max_in_flight or (1 if info.kind == "serial" else 2 * info.workers)
+                task = functools.partial(run_one, compute)
+                n_done = total - len(todo)
+                stop = StopFlag(on_interrupt)
+                try:
+                    with stop.installed():
+                        for _combo, row in run_tasks(executor, task, todo, max_in_flight=window, stop=stop.is_set):
+                            store.append(row)
+                            computed += 1
+                            n_done += 1
+                            if progress is not None:
+                                progress(row, n_done, total)
+                    interrupted = stop.is_set() and computed < len(todo)
+                except KeyboardInterrupt:  # the second Ctrl-C (or one outside the main thread)
+                    interrupted = True
+                except Exception as exc:  # noqa: BLE001 - the executor itself failed (lost worker, broken pool)
+                    aborted = f"{type(exc).__name__}: {exc}"
+    finally:
+        store.close()
+    out.mkdir(parents=True, exist_ok=True)
+    rows = _rows_in_spec_order(spec, store.rows())
+    summary = summarize(spec, rows, executor=info_desc, computed=computed, started=started,
+                        interrupted=interrupted)
+    write_json_atomic(out / SUMMARY, summary)
+    result = StudyResult(out, rows, summary, computed, total - len(todo), interrupted=interrupted)
+    if interrupted:
+        raise KeyboardInterrupt(f"study interrupted: {len(rows)} of {total} combinations saved in {out}")
+    if aborted:
+        raise StudyError(f"the executor failed ({aborted}); {len(rows)} of {total} combinations are saved in "
+                         f"{out}: fix the cluster/workers and continue with --resume")
+    if spec.fleet:
+        from eqtune.study.fleet import write_module_profiles
+
+        result.profiles, notes = write_module_profiles(out, rows, study=spec.name)
+        summary["profiles"] = {"written": [p.name for p in result.profiles], "skipped": notes}
+        write_json_atomic(out / SUMMARY, summary)
+    if report:
+        from eqtune.study.report import write_report
+
+        result.report = write_report(out, spec, rows, summary, detail=detail)
+    return result
+
+
+def _rows_in_spec_order(spec: StudySpec, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    order = {c.id: c.index for c in spec.combinations}
+    return sorted((r for r in rows if r["id"] in order), key=lambda r: order[r["id"]])
+
+
+def _stats(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"min": None, "median": None, "max": None}
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def summarize(spec: StudySpec, rows: list[Mapping[str, str]], *, executor: str = "", computed: int = 0,
+              started: float | None = None, interrupted: bool = False) -> dict[str, Any]:
+    """The JSON summary: counts, verdicts, margin statistics, worst links, bad input rows."""
+    ok = [r for r in rows if r.get("status") == "ok"]
+    errors = [{"id": r["id"], "channel": r["channel"], "error": r.get("error", "")} for r in rows
+              if r.get("status") != "ok"]
+    verdicts = [r.get("verdict") for r in ok]
+
+    def col(name: str) -> list[float]:
+        return [v for v in (parse_float(r.get(name)) for r in ok) if v is not None and math.isfinite(v)]
+
+    ranked = sorted(ok, key=lambda r: parse_float(r.get("robust_margin")) or -math.inf)
+    return {
+        "study": spec.name,
+        "spec": spec.source,
+        "settings": spec.settings,
+        "combinations": len(spec.combinations),
+        "finished": len(rows),
+        "missing": len(spec.combinations) - len(rows),
+        "complete": len(rows) == len(spec.combinations) and not interrupted,
+        "interrupted": interrupted,
+        "ok": len(ok),
+        "errors": errors,
+        "input_errors": list(spec.row_errors),
+        "pass": verdicts.count("pass"),
+        "fail": verdicts.count("fail"),
+        "margin": {k: _stats(col(c)) for k, c in (("baseline", "baseline_margin"), ("tuned", "tuned_margin"),
+                                                  ("robust", "robust_margin"), ("floor_eh_mv", "floor_eh_mv"))},
+        "worst": [{"id": r["id"], "channel": r["channel"], "profile": r["profile"],
+                   "robust_margin": parse_float(r.get("robust_margin")), "verdict": r.get("verdict")}
+                  for r in ranked[: int(spec.settings.get("report_worst", 3))]],
+        "executor": executor,
+        "computed_this_run": computed,
+        "elapsed_s": round(time.time() - started, 3) if started else None,
+        "task_s": round(sum(parse_float(r.get("elapsed_s")) or 0.0 for r in rows), 3),
+        "cpu_s": round(sum(parse_float(r.get("cpu_s")) or 0.0 for r in rows), 3),
+    }
+
+
+def load_rows(out_dir: str | Path) -> list[dict[str, str]]:
+    return ResultStore(out_dir).rows()
+
+
+def codes(row: Mapping[str, str], which: str = "robust") -> dict[str, float]:
+    """The codes of a results row (``baseline``, ``tuned`` or ``robust``) as a dict."""
+    text = row.get(f"{which}_codes") or ""
+    return json.loads(text) if text else {}

@@ -1,0 +1,527 @@
+"""Study specifications: what to compute, expanded into independent combinations.
+
+A study spec is TOML (see ``channels/studies/example.toml``). It is validated completely before
+anything is computed; every error names the table/row and the field (``channels[2].sweep.length_in``)
+and says what to write instead. The spec expands into ``Combination`` objects: one per
+(channel variant x SerDes profile). Corners (temperature, crosstalk) are evaluated *inside* a
+combination, because the robust codes of a link are tuned over all of its corners at once.
+
+Format (all tables optional except a channel source)::
+
+    profiles = ["host-lr-112g"]            # SerDes profiles (names or TOML); omit = each channel's own
+    [study]   name, seed (0), target_ber (1e-6), direction (host_rx | module_rx | serdes),
+              ber_floor ([1e-12, 1e-15]), report_worst (3)
+    [[channels]]  library = NAME | file = PATH | base = NAME|PATH with sweep.{length_in | length_mm,
+              material, temperature_c, crosstalk} = [values...] (cross product); label = TEXT
+    [corners] temperature_c = [25, 85], crosstalk = [true, false]    (cross product) or
+    [[corners]] name, temperature_c, crosstalk                         (explicit list)
+    [[pass]]  eye_height_min_mv, vec_max_db, com_min_db, eye_width_min_ui  (AND within, OR across)
+    [tune]    knobs, objective (eye_height | com | eye_width), method (auto | grid | bayes),
+              exhaustive_max (600), budget (40)
+    [fleet]   csv = PATH, base = NAME|PATH (c2m-10in), material   (links instead of [[channels]])
+
+Each combination has a content-derived ``id`` (a digest of everything that determines its result),
+so a resumed study recognises finished work even if the spec's rows were reordered, and its seed is
+derived from that id: a result never depends on which worker computed it, or in which order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eqtune.errors import ConfigError
+
+DIRECTIONS = ("host_rx", "module_rx", "serdes")
+OBJECTIVES = ("eye_height", "com", "eye_width")
+METHODS = ("auto", "grid", "bayes")
+# Knobs a channel sweep may vary. temperature_c and crosstalk go to load_channel(); the others are
+# trace-segment parameters substituted into a parametric channel definition (see channels.py).
+SWEEP_KEYS = ("length_in", "length_mm", "material", "temperature_c", "crosstalk")
+CRITERIA_KEYS = ("eye_height_min_mv", "vec_max_db", "com_min_db", "eye_width_min_ui")
+# The fixed knob names of eqtune/serdes/knobs.py.
+KNOB_NAMES = ("rx_pre", "rx_post", "rx_amp", "tx_eq", "tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2",
+              "ctle_gdc", "ctle_gdc2")
+# Which knobs each link direction has (docs/ARCHITECTURE.md, "Link directions").
+DIRECTION_KNOBS = {
+    "host_rx": ("rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"),
+    "module_rx": ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2", "tx_eq"),
+    "serdes": ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2", "ctle_gdc", "ctle_gdc2"),
+}
+DEFAULT_KNOBS = {
+    "host_rx": ("rx_pre", "rx_post", "rx_amp"),
+    "module_rx": ("tx_cm1", "tx_c1", "tx_eq"),
+    "serdes": ("tx_cm1", "tx_c1"),
+}
+
+
+# --------------------------------------------------------------------------- value types
+
+
+@dataclass(frozen=True)
+class Corner:
+    """One operating corner: trace temperature (C, None = as defined) and crosstalk on/off."""
+
+    name: str
+    temperature_c: float | None = None
+    crosstalk: bool = True
+
+
+@dataclass(frozen=True)
+class ChannelRef:
+    """How to build one channel variant.
+
+    ``kind`` is ``library`` (``ref`` = library name), ``file`` (``ref`` = absolute path of a channel
+    TOML or Touchstone file) or ``parametric`` (``ref`` = base library name or definition file,
+    ``params`` = the sweep values substituted into its trace segments).
+    """
+
+    label: str
+    kind: str
+    ref: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def param(self, key: str, default: Any = None) -> Any:
+        return dict(self.params).get(key, default)
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """Thresholds that must all hold (AND); a link passes when any criterion of the study holds (OR)."""
+
+    eye_height_min_mv: float | None = None
+    vec_max_db: float | None = None
+    com_min_db: float | None = None
+    eye_width_min_ui: float | None = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.eye_height_min_mv is not None:
+            parts.append(f"EH >= {self.eye_height_min_mv:g} mV")
+        if self.vec_max_db is not None:
+            parts.append(f"VEC <= {self.vec_max_db:g} dB")
+        if self.com_min_db is not None:
+            parts.append(f"COM >= {self.com_min_db:g} dB")
+        if self.eye_width_min_ui is not None:
+            parts.append(f"EW >= {self.eye_width_min_ui:g} UI")
+        return " and ".join(parts)
+
+    def failures(self, metrics: Mapping[str, float | None]) -> list[str]:
+        """Which thresholds ``metrics`` (eye_height_min_mv, vec_db, com_db, eye_width_ui) miss."""
+        out = []
+        checks = (
+            ("eye_height_min_mv", "eye_height_min_mv", ">=", self.eye_height_min_mv),
+            ("vec_db", "vec_max_db", "<=", self.vec_max_db),
+            ("com_db", "com_min_db", ">=", self.com_min_db),
+            ("eye_width_ui", "eye_width_min_ui", ">=", self.eye_width_min_ui),
+        )
+        for metric, _name, op, limit in checks:
+            if limit is None:
+                continue
+            value = metrics.get(metric)
+            ok = value is not None and math.isfinite(value) and (value >= limit if op == ">=" else value <= limit)
+            if not ok:
+                shown = "n/a" if value is None else f"{value:.3g}"
+                out.append(f"{metric} {shown} (need {op} {limit:g})")
+        return out
+
+
+@dataclass(frozen=True)
+class TuneSettings:
+    knobs: tuple[str, ...]
+    budget: int = 40
+    exhaustive_max: int = 600  # code grids up to this many feasible points are searched exhaustively
+    method: str = "auto"  # auto | grid | bayes
+    objective: str = "eye_height"
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One unit of work: a channel variant x a SerDes profile, evaluated at every corner."""
+
+    id: str
+    index: int
+    channel: ChannelRef
+    profile: str | None
+    corners: tuple[Corner, ...]
+    direction: str
+    target_ber: float
+    tune: TuneSettings
+    criteria: tuple[Criterion, ...]
+    ber_floor: tuple[float, ...]
+    seed: int
+    link: tuple[tuple[str, str], ...] = ()  # fleet metadata (server, port, lane, module_pn, ...)
+
+    @property
+    def label(self) -> str:
+        return f"{self.channel.label} | {self.profile or 'channel default'}"
+
+    def link_dict(self) -> dict[str, str]:
+        return dict(self.link)
+
+
+@dataclass
+class StudySpec:
+    """A validated study: its combinations plus settings that are not per combination."""
+
+    name: str
+    source: str
+    combinations: list[Combination]
+    settings: dict[str, Any] = field(default_factory=dict)
+    row_errors: list[str] = field(default_factory=list)  # fleet rows that could not be used
+    fleet: bool = False
+
+    def by_id(self) -> dict[str, Combination]:
+        return {c.id: c for c in self.combinations}
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+
+def _fail(where: str, msg: str) -> ConfigError:
+    return ConfigError(f"{where}: {msg}")
+
+
+def _table(data: Any, where: str) -> dict:
+    if not isinstance(data, dict):
+        raise _fail(where, f"expected a table, got {type(data).__name__}")
+    return data
+
+
+def _unknown(data: Mapping, allowed: Sequence[str], where: str) -> None:
+    extra = sorted(set(data) - set(allowed))
+    if extra:
+        raise _fail(f"{where}.{extra[0]}", f"unknown key; allowed: {', '.join(allowed)}")
+
+
+def _number(value: Any, where: str, *, positive: bool = False, lo: float | None = None,
+            hi: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _fail(where, f"expected a number, got {value!r}")
+    value = float(value)
+    if positive and value <= 0:
+        raise _fail(where, f"must be > 0, got {value:g}")
+    if lo is not None and value < lo:
+        raise _fail(where, f"must be >= {lo:g}, got {value:g}")
+    if hi is not None and value > hi:
+        raise _fail(where, f"must be <= {hi:g}, got {value:g}")
+    return value
+
+
+def _int(value: Any, where: str, *, lo: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(where, f"expected an integer, got {value!r}")
+    if value < lo:
+        raise _fail(where, f"must be >= {lo}, got {value}")
+    return int(value)
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(where, f"expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _choice(value: Any, choices: Sequence[str], where: str) -> str:
+    value = _str(value, where)
+    if value not in choices:
+        raise _fail(where, f"{value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def _list(value: Any, where: str) -> list:
+    if isinstance(value, list):
+        if not value:
+            raise _fail(where, "empty list: give at least one value")
+        return value
+    return [value]
+
+
+def _ber(value: Any, where: str) -> float:
+    ber = _number(value, where)
+    if not 0 < ber < 0.5:
+        raise _fail(where, f"a BER must be in (0, 0.5), got {ber:g}")
+    return ber
+
+
+def digest(obj: Any, n: int = 12) -> str:
+    """Short stable hex digest of a JSON-able object (sorted keys)."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+def seed_for(base_seed: int, combo_id: str) -> int:
+    """Per-combination seed: independent of worker and order (base seed + the id's digest)."""
+    return (int(base_seed) + int(combo_id[:8], 16)) % (2**31 - 1)
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _parse_corners(data: Any) -> tuple[Corner, ...]:
+    if data is None:
+        return (Corner("nominal"),)
+    if isinstance(data, dict):  # [corners] temperature_c = [...], crosstalk = [...]: cross product
+        _unknown(data, ("temperature_c", "crosstalk"), "corners")
+        temps = [None] if "temperature_c" not in data else [
+            _number(t, f"corners.temperature_c[{i}]", lo=-60, hi=150)
+            for i, t in enumerate(_list(data["temperature_c"], "corners.temperature_c"))]
+        xts = [True] if "crosstalk" not in data else list(_list(data["crosstalk"], "corners.crosstalk"))
+        for i, x in enumerate(xts):
+            if not isinstance(x, bool):
+                raise _fail(f"corners.crosstalk[{i}]", f"expected true or false, got {x!r}")
+        corners = []
+        for t, x in itertools.product(temps, xts):
+            name = ("nominal" if t is None else f"{t:g}C") + ("" if x else "-noxt")
+            corners.append(Corner(name, t, x))
+        return tuple(corners)
+    rows = _list(data, "corners")
+    corners = []
+    for i, row in enumerate(rows):
+        where = f"corners[{i}]"
+        row = _table(row, where)
+        _unknown(row, ("name", "temperature_c", "crosstalk"), where)
+        t = None if "temperature_c" not in row else _number(row["temperature_c"], f"{where}.temperature_c",
+                                                            lo=-60, hi=150)
+        x = row.get("crosstalk", True)
+        if not isinstance(x, bool):
+            raise _fail(f"{where}.crosstalk", f"expected true or false, got {x!r}")
+        name = _str(row["name"], f"{where}.name") if "name" in row else (
+            ("nominal" if t is None else f"{t:g}C") + ("" if x else "-noxt"))
+        corners.append(Corner(name, t, x))
+    names = [c.name for c in corners]
+    if len(set(names)) != len(names):
+        raise _fail("corners", f"corner names must be unique, got {names}")
+    return tuple(corners)
+
+
+def _parse_criteria(data: Any) -> tuple[Criterion, ...]:
+    if data is None:
+        return (Criterion(eye_height_min_mv=15.0, vec_max_db=12.0),)
+    rows = data if isinstance(data, list) else [data]
+    out = []
+    for i, row in enumerate(rows):
+        where = f"pass[{i}]" if isinstance(data, list) else "pass"
+        row = _table(row, where)
+        _unknown(row, CRITERIA_KEYS, where)
+        if not row:
+            raise _fail(where, f"give at least one of {', '.join(CRITERIA_KEYS)}")
+        out.append(Criterion(**{k: _number(v, f"{where}.{k}") for k, v in row.items()}))
+    return tuple(out)
+
+
+def _parse_tune(data: Any, direction: str) -> TuneSettings:
+    data = _table(data or {}, "tune")
+    _unknown(data, ("knobs", "budget", "exhaustive_max", "method", "objective"), "tune")
+    knobs = DEFAULT_KNOBS[direction]
+    if "knobs" in data:
+        knobs = tuple(_str(k, f"tune.knobs[{i}]") for i, k in enumerate(_list(data["knobs"], "tune.knobs")))
+        known = KNOB_NAMES
+        for i, k in enumerate(knobs):
+            if k not in known:
+                raise _fail(f"tune.knobs[{i}]", f"unknown knob {k!r}; knobs: {', '.join(known)}")
+            if k not in DIRECTION_KNOBS[direction]:
+                raise _fail(f"tune.knobs[{i}]", f"{k!r} is not a knob of the {direction} link; its knobs are "
+                            f"{', '.join(DIRECTION_KNOBS[direction])} (set study.direction for the others)")
+    return TuneSettings(
+        knobs=knobs,
+        budget=_int(data.get("budget", 40), "tune.budget", lo=5),
+        exhaustive_max=_int(data.get("exhaustive_max", 600), "tune.exhaustive_max", lo=0),
+        method=_choice(data.get("method", "auto"), METHODS, "tune.method"),
+        objective=_choice(data.get("objective", "eye_height"), OBJECTIVES, "tune.objective"),
+    )
+
+
+def _sweep_values(key: str, raw: Any, where: str) -> list:
+    vals = _list(raw, where)
+    out = []
+    for i, v in enumerate(vals):
+        w = f"{where}[{i}]" if isinstance(raw, list) else where
+        if key in ("length_in", "length_mm"):
+            out.append(_number(v, w, positive=True))
+        elif key == "temperature_c":
+            out.append(_number(v, w, lo=-60, hi=150))
+        elif key == "crosstalk":
+            if not isinstance(v, bool):
+                raise _fail(w, f"expected true or false, got {v!r}")
+            out.append(v)
+        else:
+            out.append(_str(v, w))
+    return out
+
+
+def _fmt_param(key: str, value: Any) -> str:
+    if key == "length_in":
+        return f"{value:g}in"
+    if key == "length_mm":
+        return f"{value:g}mm"
+    if key == "temperature_c":
+        return f"{value:g}C"
+    if key == "crosstalk":
+        return "xt" if value else "noxt"
+    return str(value)
+
+
+def _resolve_file(raw: str, base_dir: Path, where: str) -> str:
+    p = Path(raw)
+    if not p.is_absolute():
+        p = base_dir / p
+    if not p.exists():
+        raise _fail(where, f"file {str(p)!r} not found (paths are relative to the spec file)")
+    return str(p.resolve())
+
+
+def _parse_channels(data: Any, base_dir: Path) -> list[ChannelRef]:
+    if data is None:
+        raise _fail("channels", "missing: add at least one [[channels]] table (library, file or base+sweep)")
+    rows = data if isinstance(data, list) else [data]
+    out: list[ChannelRef] = []
+    for i, row in enumerate(rows):
+        where = f"channels[{i}]"
+        if isinstance(row, str):
+            row = {"library": row}
+        row = _table(row, where)
+        _unknown(row, ("library", "file", "base", "sweep", "label"), where)
+        given = [k for k in ("library", "file", "base") if k in row]
+        if len(given) != 1:
+            raise _fail(where, "give exactly one of library = NAME, file = PATH or base = NAME|PATH (with sweep)")
+        key = given[0]
+        if key == "file":
+            ref = _resolve_file(_str(row["file"], f"{where}.file"), base_dir, f"{where}.file")
+            kind = "file"
+        else:
+            ref = _str(row[key], f"{where}.{key}")
+            if key == "base" and (ref.endswith(".toml") or "/" in ref):
+                ref = _resolve_file(ref, base_dir, f"{where}.base")
+            kind = "library"
+        label = _str(row["label"], f"{where}.label") if "label" in row else (
+            Path(ref).stem if kind == "file" or Path(ref).is_absolute() else ref)
+        sweep = _table(row.get("sweep", {}), f"{where}.sweep")
+        _unknown(sweep, SWEEP_KEYS, f"{where}.sweep")
+        if "length_in" in sweep and "length_mm" in sweep:
+            raise _fail(f"{where}.sweep", "give length_in or length_mm, not both")
+        if not sweep:
+            out.append(ChannelRef(label, kind, ref))
+            continue
+        keys = [k for k in SWEEP_KEYS if k in sweep]
+        axes = [_sweep_values(k, sweep[k], f"{where}.sweep.{k}") for k in keys]
+        needs_segments = any(k in ("length_in", "length_mm", "material") for k in keys)
+        for combo in itertools.product(*axes):
+            params = tuple(zip(keys, combo))
+            suffix = " ".join(_fmt_param(k, v) for k, v in params)
+            out.append(ChannelRef(f"{label} {suffix}", "parametric" if needs_segments else kind, ref, params))
+    return out
+
+
+def _parse_profiles(data: Any, base_dir: Path) -> list[str | None]:
+    if data is None:
+        return [None]  # each channel's own SerDes profile
+    out: list[str | None] = []
+    for i, p in enumerate(_list(data, "profiles")):
+        where = f"profiles[{i}]"
+        name = _str(p, where)
+        if name.endswith(".toml") or "/" in name:
+            name = _resolve_file(name, base_dir, where)
+        out.append(name)
+    return out
+
+
+# --------------------------------------------------------------------------- spec
+
+
+STUDY_KEYS = ("name", "seed", "target_ber", "direction", "ber_floor", "report_worst")
+TOP_KEYS = ("study", "channels", "profiles", "corners", "pass", "tune", "fleet")
+
+
+def parse_spec(data: Mapping[str, Any], *, base_dir: Path, source: str = "<spec>") -> StudySpec:
+    """Validate a spec mapping (as read from TOML) and expand it into combinations."""
+    try:
+        return _parse_spec(data, base_dir=base_dir, source=source)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _parse_spec(data: Mapping[str, Any], *, base_dir: Path, source: str) -> StudySpec:
+    data = _table(dict(data), "spec")
+    _unknown(data, TOP_KEYS, "spec")
+    study = _table(data.get("study", {}), "study")
+    _unknown(study, STUDY_KEYS, "study")
+    name = _str(study.get("name", Path(source).stem or "study"), "study.name")
+    seed = _int(study.get("seed", 0), "study.seed")
+    target_ber = _ber(study.get("target_ber", 1e-6), "study.target_ber")
+    direction = _choice(study.get("direction", "host_rx"), DIRECTIONS, "study.direction")
+    floors = tuple(_ber(b, f"study.ber_floor[{i}]") for i, b in
+                   enumerate(_list(study.get("ber_floor", [1e-12, 1e-15]), "study.ber_floor")))
+    report_worst = _int(study.get("report_worst", 3), "study.report_worst")
+    corners = _parse_corners(data.get("corners"))
+    criteria = _parse_criteria(data.get("pass"))
+    tune = _parse_tune(data.get("tune"), direction)
+    profiles = _parse_profiles(data.get("profiles"), base_dir)
+    common = dict(corners=corners, direction=direction, target_ber=target_ber, tune=tune, criteria=criteria,
+                  ber_floor=floors)
+    settings = {"seed": seed, "target_ber": target_ber, "direction": direction, "report_worst": report_worst,
+                "ber_floor": list(floors), "tune": asdict(tune), "corners": [asdict(c) for c in corners],
+                "criteria": [c.describe() for c in criteria]}
+
+    row_errors: list[str] = []
+    links: list[tuple[ChannelRef, tuple[tuple[str, str], ...]]] = []
+    fleet = "fleet" in data
+    if fleet:
+        from eqtune.study.fleet import parse_fleet_table
+
+        links, row_errors = parse_fleet_table(data["fleet"], base_dir=base_dir)
+        if len(profiles) > 1:
+            raise _fail("profiles", "a fleet study yields one profile per module, so it takes one SerDes "
+                        f"profile (the hosts'), got {len(profiles)}; run one study per host type")
+        if "channels" in data:
+            raise _fail("channels", "a fleet study takes its links from [fleet] csv; remove [[channels]]")
+    else:
+        links = [(ch, ()) for ch in _parse_channels(data.get("channels"), base_dir)]
+    if any(c.temperature_c is not None for c in corners):
+        for ch, _link in links:
+            if ch.param("temperature_c") is not None:
+                raise _fail(f"channel {ch.label!r}: temperature_c", "the [corners] already set the trace temperature, which "
+                            "overrides this one; remove temperature_c here or from [corners]")
+
+    combos: list[Combination] = []
+    seen: dict[str, int] = {}
+    for ch, link in links:
+        for prof in profiles:
+            content = {"channel": asdict(ch), "profile": prof, "link": link, "seed": seed, **{
+                k: (asdict(v) if hasattr(v, "__dataclass_fields__") else
+                    [asdict(x) for x in v] if isinstance(v, tuple) and v and hasattr(v[0], "__dataclass_fields__")
+                    else v) for k, v in common.items()}}
+            cid = digest(content)
+            if cid in seen:
+                raise _fail(f"channels[{seen[cid]}]", f"combination {ch.label!r} x {prof!r} appears twice")
+            seen[cid] = len(combos)
+            combos.append(Combination(id=cid, index=len(combos), channel=ch, profile=prof,
+                                      seed=seed_for(seed, cid), link=link, **common))
+    if not combos and not row_errors:
+        raise _fail("channels", "the spec expands to no combination")
+    return StudySpec(name=name, source=source, combinations=combos, settings=settings, row_errors=row_errors,
+                     fleet=fleet)
+
+
+def load_spec(path: str | Path) -> StudySpec:
+    """Read and validate a study spec (``.toml``) or a fleet CSV (``.csv``, default settings)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"study spec {str(p)!r} not found: give a .toml spec or a fleet .csv")
+    if p.suffix.lower() == ".csv":
+        return parse_spec({"fleet": {"csv": p.name}, "study": {"name": p.stem}}, base_dir=p.parent.resolve(),
+                          source=str(p))
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not a UTF-8 text file; a study spec is TOML") from None
+    return parse_spec(data, base_dir=p.parent.resolve(), source=str(p))

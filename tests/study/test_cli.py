@@ -1,0 +1,89 @@
+"""``eqtune study``: one-line errors (exit 2), bad rows named after the rest of the study ran."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from eqtune.cli import main
+
+
+def test_study_cli_synthetic_runs_and_resumes(synth_spec_path, tmp_path):
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                  "--workers", "1", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "24/24 combinations (24 computed now, 0 from earlier runs)" in r.output
+    assert (out / "report.html").exists() and (out / "summary.json").exists()
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                  "--workers", "1", "-q"])
+    assert r.exit_code == 2 and "--resume" in r.output
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                  "--workers", "1", "-q", "--resume", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["computed_this_run"] == 0
+
+
+def test_malformed_spec_is_one_line_exit_2(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('[[channels]]\nbase = "c2m-10in"\nsweep.length_in = [4, "long"]\n')
+    r = CliRunner().invoke(main, ["study", str(p), "--out", str(tmp_path / "o"), "--backend", "synthetic"])
+    assert r.exit_code == 2
+    assert r.output.strip().count("\n") == 0
+    assert "channels[0].sweep.length_in[1]" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_fleet_row_is_named_and_the_rest_is_studied(tmp_path):
+    csv = tmp_path / "links.csv"
+    csv.write_text("server,port,lane,host_trace_in,module_pn,module_vendor\n"
+                   "s1,p1,1,5,PN,V\ns1,p1,2,five,PN,V\ns1,p1,3,6,PN,V\n")
+    r = CliRunner().invoke(main, ["study", str(csv), "--out", str(tmp_path / "o"), "--backend", "synthetic",
+                                  "--workers", "1", "-q"])
+    assert r.exit_code == 2
+    assert "links.csv row 2 (line 3) field 'host_trace_in'" in r.output
+    rows = (tmp_path / "o" / "results.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2
+    assert (tmp_path / "o" / "profiles" / "s1_p1_PN.json").exists()
+
+
+def test_study_cli_on_a_dask_scheduler(synth_spec_path, tmp_path):
+    distributed = __import__("pytest").importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  ) as cluster:
+        r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(tmp_path / "o"), "--backend",
+                                      "synthetic", "--scheduler", cluster.scheduler_address, "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    assert f"on dask {cluster.scheduler_address}" in r.output
+
+
+def test_unreachable_scheduler_is_one_line(synth_spec_path, tmp_path):
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(tmp_path / "o"), "--backend",
+                                  "synthetic", "--scheduler", "tcp://127.0.0.1:9", "-q"])
+    assert r.exit_code == 2, r.output
+    assert "cannot reach the dask scheduler 'tcp://127.0.0.1:9'" in r.output
+
+
+def test_spec_broken_between_runs_keeps_results(synth_spec_path, tmp_path):
+    from eqtune.study import load_spec, run_study
+    from eqtune.study.compute import synthetic
+    from eqtune.study.store import ResultStore
+
+    out = tmp_path / "o"
+    spec = load_spec(synth_spec_path)
+    spec.combinations = spec.combinations[:10]  # as if interrupted after 10
+    run_study(spec, out, compute=synthetic, report=False)
+    before = (out / "results.csv").read_text()
+    good = synth_spec_path.read_text()
+    synth_spec_path.write_text(good.replace('["megtron6", "fr4"]', '["megtron6", 4]'))
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                  "--resume", "-q"])
+    assert r.exit_code == 2 and "channels[0].sweep.material[1]" in r.output
+    assert (out / "results.csv").read_text() == before
+    synth_spec_path.write_text(good)
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                  "--resume", "-q", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert "24/24 combinations (14 computed now, 10 from earlier runs)" in r.output
+    assert len(ResultStore(out).rows()) == 24
