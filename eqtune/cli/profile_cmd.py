@@ -1,0 +1,134 @@
+"""``eqtune profile``: tuning profiles (save, show, verify, push).
+
+A profile is a digest-protected JSON document (see :mod:`eqtune.session.profile`). ``push`` checks
+schema and digest before opening any module, then per module: identity, capabilities, current codes,
+write/apply/read back, restore on failure; it ends with which modules hold which codes and exits 2
+if any module did not end up with the profile's codes.
+"""
+
+from __future__ import annotations
+
+import click
+
+from eqtune.cli._common import echo_json
+
+
+@click.group(name="profile")
+def profile() -> None:
+    """Tuning profiles: save, show, verify, push."""
+
+
+@profile.command(name="save")
+@click.argument("session_id", metavar="SESSION")
+@click.option("--out", "out", metavar="FILE", required=True, help="Profile file to write (JSON).")
+@click.option("--sessions", metavar="DIR", default=None, help="Sessions folder (default: $EQTUNE_SESSIONS or ./sessions).")
+@click.option("--pin-serial", is_flag=True, help="Apply only to this module's serial number (default: any SN of the PN).")
+@click.option("--tuned", is_flag=True,
+              help="Save the verified recommendation of every lane even where it did not beat the baseline.")
+def save(session_id: str, out: str, sessions: str | None, pin_serial: bool, tuned: bool) -> None:
+    """Save the codes a session settled on as a profile."""
+    from eqtune.session.live import save_session_profile
+    from eqtune.session.profile import Profile
+
+    path = save_session_profile(session_id, out, sessions, pin_serial=pin_serial,
+                                lanes="tuned" if tuned else "decided")
+    prof = Profile.load(path)
+    click.echo(f"profile: {path} ({prof.describe_module()}, lanes {','.join(map(str, sorted(prof.lanes)))}, "
+               f"sha256 {prof.digest[:16]}...)")
+
+
+@profile.command(name="show")
+@click.argument("file", metavar="FILE")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show(file: str, as_json: bool) -> None:
+    """Show a profile (after checking its schema and integrity digest)."""
+    from eqtune.session.profile import Profile
+
+    prof = Profile.load(file)
+    if as_json:
+        echo_json(prof.summary() | {"integrity": "ok"})
+        return
+    m = prof.module
+    click.echo(f"profile {file}: integrity ok (sha256 {prof.digest})")
+    click.echo(f"  module   {prof.describe_module()}  rev {m.get('rev')}  firmware {m.get('firmware')}")
+    click.echo(f"  channel  {prof.channel or '-'}   session {prof.session or '-'}   created {prof.created}")
+    for k, v in prof.link.items():
+        click.echo(f"  {k:<8} {v}")
+    for lane, codes in prof.codes().items():
+        mg = prof.margins.get(lane, {})
+        extra = ""
+        if mg:
+            def f(x):
+                return "-" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
+
+            extra = (f"   margin {f(mg.get('baseline'))} -> {f(mg.get('tuned'))} {mg.get('metric', '')} "
+                     f"({mg.get('decision')})")
+        click.echo(f"  lane {lane}: " + " ".join(f"{k}={v}" for k, v in sorted(codes.items())) + extra)
+
+
+@profile.command(name="verify")
+@click.argument("file", metavar="FILE")
+@click.option("--module", "module_res", required=True, metavar="RESOURCE", help="Module resource to check against.")
+@click.option("--force-identity", is_flag=True, help="Compare codes even if the module's identity does not match.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def verify(file: str, module_res: str, force_identity: bool, as_json: bool) -> None:
+    """Check (read-only) that a profile fits a module and whether the module holds its codes."""
+    from eqtune.drivers.cmis import open_module
+    from eqtune.errors import ProfileError
+    from eqtune.session.profile import Profile
+    from eqtune.session.push import verify_module
+
+    prof = Profile.load(file)
+    mod = open_module(module_res)
+    try:
+        out = verify_module(prof, mod, force_identity=force_identity)
+    finally:
+        mod.close()
+    if as_json:
+        echo_json(out)
+    else:
+        click.echo(f"{module_res}: identity {'ok' if out['identity_ok'] else 'MISMATCH (forced)'}; "
+                   f"capabilities {'ok' if out['capabilities_ok'] else 'NOT OK: ' + out['capability_problem']}; "
+                   + ("holds the profile codes" if out["holds_profile"] else f"differs: {out['differences']}"))
+        if out.get("firmware_note"):
+            click.echo(f"  note: {out['firmware_note']}")
+    if not out["capabilities_ok"]:
+        raise ProfileError(f"{file} does not fit {module_res}: {out['capability_problem']}")
+
+
+@profile.command(name="push")
+@click.argument("file", metavar="FILE")
+@click.option("--module", "modules", required=True, multiple=True, metavar="RESOURCE",
+              help="Module resource (repeatable).")
+@click.option("--dry-run", is_flag=True, help="Run every check and show what would change; write nothing.")
+@click.option("--force-identity", is_flag=True, help="Push even to modules whose vendor/PN/SN do not match.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Modules pushed at once (only for modules on separate buses/adapters).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: bool, jobs: int, as_json: bool) -> None:
+    """Push a profile to one or more modules: verify, write, apply, read back, restore on failure."""
+    from eqtune.errors import ProfileError
+    from eqtune.session.profile import Profile
+    from eqtune.session.push import push_profile
+
+    prof = Profile.load(file)  # schema + digest: refused before any module is opened
+
+    def progress(r) -> None:
+        if not as_json:
+            click.echo(r.line())
+
+    report = push_profile(prof, list(modules), dry_run=dry_run, force_identity=force_identity, jobs=jobs,
+                          on_result=progress if jobs == 1 else None)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        if jobs > 1:
+            for r in report.results:
+                click.echo(r.line())
+        click.echo("summary:")
+        for line in report.summary_lines(prof):
+            click.echo(f"  {line}")
+    if not report.ok:
+        bad = [r for r in report.results if not r.ok]
+        raise ProfileError(f"{len(bad)} of {len(report.results)} module(s) did not take the profile "
+                           f"({', '.join(f'{r.resource}: {r.status}' for r in bad)}); see the lines above")

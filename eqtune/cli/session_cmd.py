@@ -1,0 +1,111 @@
+"""``eqtune session``: on-site session journals (list, show, resume, report).
+
+Sessions live in ``--sessions DIR``, else ``$EQTUNE_SESSIONS``, else ``./sessions``. Heavy modules
+(numpy, the optimizer, matplotlib, the drivers) are imported inside the commands only.
+"""
+
+from __future__ import annotations
+
+import click
+
+from eqtune.cli._common import echo_json
+
+_SESSIONS = click.option("--sessions", "sessions", metavar="DIR", default=None,
+                         help="Sessions folder (default: $EQTUNE_SESSIONS or ./sessions).")
+
+
+@click.group(name="session")
+def session() -> None:
+    """On-site session journals: list, show, resume, report."""
+
+
+@session.command(name="list")
+@_SESSIONS
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_cmd(sessions: str | None, as_json: bool) -> None:
+    """List the sessions in the sessions folder (oldest first)."""
+    from eqtune.resources import sessions_dir
+    from eqtune.session.journal import list_sessions
+
+    infos = list_sessions(sessions)
+    if as_json:
+        echo_json([i.to_dict() for i in infos])
+        return
+    if not infos:
+        click.echo(f"no sessions in {sessions_dir(sessions)}")
+        return
+    for i in infos:
+        meta = i.metadata
+        where = " / ".join(x for x in (meta.get("customer"), meta.get("site"), meta.get("link")) if x)
+        lanes = ",".join(map(str, i.lanes)) or "all"
+        extra = " (torn last record)" if i.torn else ""
+        click.echo(f"{i.id:<36} {i.status:<12} {i.module or '-':<28} lanes {lanes:<8} "
+                   f"{i.measurements:>4} meas  {where}{extra}" + (f"  {i.error}" if i.error else ""))
+
+
+@session.command(name="show")
+@click.argument("session_id", metavar="ID")
+@_SESSIONS
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (header, devices, lanes, status).")
+def show(session_id: str, sessions: str | None, as_json: bool) -> None:
+    """Show one session: metadata, devices, per-lane results, status."""
+    from eqtune.session.journal import read_journal, session_path
+    from eqtune.session.live import SessionView
+
+    path = session_path(session_id, sessions) / "journal.jsonl"
+    contents = read_journal(path)
+    view = SessionView(contents.records)
+    lanes = view.lane_results()
+    dev = view.device("module") or {}
+    if as_json:
+        echo_json({
+            "id": session_id, "path": str(path), "status": view.status(), "header": view.header,
+            "devices": view.all("device"), "plan": view.plan(),
+            "lanes": {str(k): v.to_dict() for k, v in lanes.items()},
+            "records": len(contents.records), "torn": None if contents.torn is None else contents.torn.describe(),
+        })
+        return
+    head = view.header
+    click.echo(f"session {session_id}  ({view.status()}, {len(contents.records)} records)  {path}")
+    for k, v in (head.get("metadata") or {}).items():
+        click.echo(f"  {k:<9} {v}")
+    ident = dev.get("identity") or {}
+    if dev:
+        click.echo(f"  module    {dev.get('resource')}: {ident.get('vendor')} {ident.get('pn')} SN {ident.get('sn')} "
+                   f"fw {ident.get('firmware')}")
+    cfg = view.config
+    click.echo(f"  tuning    metric {cfg.metric}, dwell {cfg.dwell_s:g} s, verify {cfg.verify_dwell:g} s, "
+               f"budget {cfg.budget}, seed {cfg.seed}")
+    for ln, r in sorted(lanes.items()):
+        b = "-" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
+        v = "-" if r.verified_margin is None else f"{r.verified_margin:.3f}"
+        click.echo(f"  lane {ln}: baseline {b} -> tuned {v}, {r.evaluations} evaluations, "
+                   f"{r.decision or 'undecided'}"
+                   + (", holds " + " ".join(f"{k}={v}" for k, v in sorted(r.final.items())) if r.final else ""))
+    if contents.torn is not None:
+        click.echo(f"  note: {contents.torn.describe()}; `eqtune session resume {session_id}` sets it aside")
+
+
+@session.command(name="resume")
+@click.argument("session_id", metavar="ID")
+@_SESSIONS
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool) -> None:
+    """Continue an interrupted live tune where it stopped (no completed measurement is repeated)."""
+    from eqtune.tune.live import run_live_tune_cli
+
+    run_live_tune_cli({"resume": session_id, "sessions": sessions, "json": as_json, "quiet": quiet})
+
+
+@session.command(name="report")
+@click.argument("session_id", metavar="ID")
+@_SESSIONS
+@click.option("--out", "out", metavar="FILE", default=None,
+              help="HTML file to write (default: <sessions>/<ID>/report.html).")
+def report(session_id: str, sessions: str | None, out: str | None) -> None:
+    """Write the self-contained HTML report of a session for the customer."""
+    from eqtune.session.report import write_report
+
+    path = write_report(session_id, out, sessions)
+    click.echo(f"report: {path}")

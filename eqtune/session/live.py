@@ -1,0 +1,1037 @@
+"""The live tuning loop, journaled: baseline -> tune -> verify -> keep or restore.
+
+``LiveTuner`` is the API the CLI (``eqtune tune --live``, ``eqtune session resume``, ``eqtune demo``)
+and the TUI drive. A TUI runs it in a worker thread, either whole (:meth:`LiveTuner.run`) or step by
+step (:meth:`connect`, :meth:`baseline`, :meth:`tune`, :meth:`verify`, :meth:`decide`, :meth:`finish`),
+receives :class:`LiveEvent` objects through ``on_event`` (called from the worker thread: forward them
+with ``App.call_from_thread``), and controls it from the UI thread with :meth:`pause`,
+:meth:`unpause` and :meth:`abort` (thread-safe; abort restores the original codes).
+
+Safety rules (issue 6):
+
+* The lane's original codes are journaled (``original``) before the first write; every write is
+  journaled (``apply``) and fsync'd *before* it reaches the module; only codes inside the module's
+  advertised capabilities are written (validated before journaling).
+* Baseline of the original codes first (long dwell), the optimizer loop, a long-dwell verification
+  of the recommendation last; tuned codes stay only if verification beats the baseline, otherwise
+  the originals are restored. Abort (``abort()``, Ctrl-C, any error, a lost instrument) restores the
+  originals of every lane not yet decided, and says so.
+* The journal is the source of truth: resuming replays the recorded observations into a fresh
+  optimizer (``tell``), so no completed measurement is repeated or lost and, with the stored seed,
+  the next proposals are the same as in an uninterrupted run (eqtune.tune optimizers derive every
+  random choice from (seed, number of observations)).
+
+Journal record types written here (besides ``session`` and ``recovered`` from the journal itself)
+are listed in :data:`RECORD_TYPES`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from eqtune.errors import EqtuneError, SessionError
+from eqtune.session.journal import Journal, read_journal, session_path
+
+RECORD_TYPES: dict[str, str] = {
+    "session": "first record: id, created, eqtune version, metadata (site, customer, link, operator, ...), "
+               "config (LiveConfig with the resolved seed)",
+    "recovered": "a torn last line (crash mid-write) was set aside on reopening",
+    "resume": "the session was resumed: pid, measurements already done",
+    "device": "role (module|instrument), resource, identity, capabilities",
+    "original": "codes per lane read before the first write (the restore point) and the lanes whose Tx "
+                "input adaptive EQ was on (tx_adaptive)",
+    "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell",
+    "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane; during "
+             "tuning only for the first evaluation of a run, later intents travel as 'next' in 'measure'",
+    "baseline": "long-dwell measurement of the original codes: group, dwell_s, per-lane readings",
+    "measure": "one completed evaluation: group, n (0-based, per group), wall_s, per-lane readings "
+               "(codes, counts {bits, errors, ber, ber_upper95, dwell_s}, margin, metrics), per lane the "
+               "optimizer's non-observation state (plain JSON: GP hyperparameter warm start, config), and "
+               "'next' {n, codes}: the intent of the next write (journaled before it happens), 'stop': why an "
+               "early stop rule (target margin, time budget) ended the group",
+    "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
+    "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason",
+    "restore": "codes written back: reason (decision|abort|error), lanes, verified read-back",
+    "abort": "the run stopped early: reason, error type",
+    "end": "status done|aborted|failed and the per-lane summary",
+    "profile": "a profile saved from this session: path, digest",
+    "report": "an HTML report written: path",
+    "push": "a profile pushed from this session (the TUI): per-module PushResult dicts",
+}
+
+PHASES = ("new", "connected", "baseline", "tuning", "verify", "decided", "done", "aborted", "failed")
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration and events
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class LiveConfig:
+    """What to tune and how. Journaled in the ``session`` record (the seed resolved first)."""
+
+    module: str
+    lanes: list[int] = field(default_factory=list)  # empty = every lane of the module
+    instrument: str | None = None  # None = the module's own PRBS checker (lanes in parallel)
+    dwell_s: float = 1.0  # per evaluation
+    verify_dwell_s: float | None = None  # baseline and verification; default 10 x dwell_s
+    settle_s: float = 0.0  # extra wait after apply (apply_eq already waits for the data path)
+    budget: int = 30  # evaluations per lane group
+    seed: int | None = None
+    knobs: list[str] | None = None  # default: every adjustable module knob
+    metric: str = "ber"  # ber | q_db | eye_height
+    target_ber: float | None = None  # informational (dwell is explicit)
+    channel: str | None = None  # the library channel the link corresponds to, if any
+    optimizer: str = "gp"
+    min_gain: float = 0.0  # keep tuned codes only if verified margin > baseline + min_gain
+    target_margin: float | None = None  # stop a lane group early once every lane reached this margin
+    time_budget_s: float | None = None  # stop a lane group early after this much evaluation time
+    parallel: bool | None = None  # None: lanes together when the source reads them in parallel
+    metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
+
+    @property
+    def verify_dwell(self) -> float:
+        return float(self.verify_dwell_s) if self.verify_dwell_s else 10.0 * float(self.dwell_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LiveConfig:
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def check(self) -> None:
+        from eqtune.errors import InputError
+
+        if self.budget < 1:
+            raise InputError(f"--budget must be >= 1 evaluation (got {self.budget})")
+        if self.dwell_s <= 0 or (self.verify_dwell_s is not None and self.verify_dwell_s <= 0):
+            raise InputError("--dwell and --verify-dwell must be > 0 s")
+        if self.settle_s < 0:
+            raise InputError("--settle must be >= 0 s")
+        for ln in self.lanes:
+            if not 1 <= int(ln) <= 8:
+                raise InputError(f"--lane {ln}: CMIS lanes are numbered 1..8")
+
+
+@dataclass
+class LiveEvent:
+    """Progress for a front end. ``kind`` is one of: phase, device, baseline, evaluation, verify,
+    decision, restore, paused, resumed, aborted, error, done, log. ``data`` is JSON-able."""
+
+    kind: str
+    data: dict[str, Any]
+    session: str = ""
+    t: float = field(default_factory=time.time)
+
+    def text(self) -> str:
+        d = self.data
+        k = self.kind
+        if k == "phase":
+            return f"[{self.session}] {d.get('phase')}: {d.get('text', '')}".rstrip(": ")
+        if k == "device":
+            i = d.get("identity", {})
+            return f"  {d.get('role')} {d.get('resource')}: {i.get('vendor', '')} {i.get('pn', '')} " \
+                   f"SN {i.get('sn', '')} fw {i.get('firmware', '')}".rstrip()
+        if k == "baseline":
+            return f"  baseline lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
+        if k == "evaluation":
+            return (f"  eval {d['n'] + 1}/{d['budget']} lane {d['lane']}: {d['margin']:.3f} "
+                    f"({_fmt_codes(d['codes'])}) best {d['best_margin']:.3f}")
+        if k == "verify":
+            return f"  verify lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
+        if k == "decision":
+            return f"  lane {d['lane']}: {d['action']} - {d['reason']}"
+        if k in ("restore", "aborted", "error", "log", "paused", "resumed", "done"):
+            return f"  {k}: {d.get('text', '')}"
+        return ""
+
+
+def _fmt_codes(codes: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(codes.items()))
+
+
+class _Aborted(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# result
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class LaneResult:
+    lane: int
+    original: dict[str, int]
+    baseline_margin: float | None = None
+    recommended: dict[str, int] | None = None
+    verified_margin: float | None = None
+    decision: str | None = None  # keep | restore | None (undecided)
+    final: dict[str, int] | None = None
+    evaluations: int = 0
+    best_observed: float | None = None
+    history: list[tuple[dict[str, int], float]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["history"] = [{"codes": c, "margin": m} for c, m in self.history]
+        return d
+
+
+@dataclass
+class LiveResult:
+    session: str
+    session_dir: str
+    status: str
+    metric: str
+    lanes: dict[int, LaneResult]
+    elapsed_s: float = 0.0
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session": self.session, "session_dir": self.session_dir, "status": self.status,
+                "metric": self.metric, "elapsed_s": round(self.elapsed_s, 3), "message": self.message,
+                "lanes": {str(k): v.to_dict() for k, v in sorted(self.lanes.items())}}
+
+    def summary_lines(self) -> list[str]:
+        unit = {"ber": "-log10(BER)", "q_db": "Q dB", "eye_height": "mV"}.get(self.metric, self.metric)
+        out = [f"session {self.session}: {self.status}" + (f" - {self.message}" if self.message else "")]
+        for ln, r in sorted(self.lanes.items()):
+            b = "?" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
+            v = "?" if r.verified_margin is None else f"{r.verified_margin:.3f}"
+            out.append(f"lane {ln}: baseline {b} -> tuned {v} {unit} after {r.evaluations} evaluations; "
+                       f"{r.decision or 'undecided'}; module holds {_fmt_codes(r.final or r.original)}")
+        out.append(f"journal: {Path(self.session_dir) / 'journal.jsonl'}")
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# journal -> state
+# ---------------------------------------------------------------------------------------------
+def _lane_map(d: Mapping[str, Any]) -> dict[int, Any]:
+    return {int(k): v for k, v in (d or {}).items()}
+
+
+@dataclass
+class SessionView:
+    """Everything derived from a journal's records (used by resume, report, profile, show)."""
+
+    records: list[dict[str, Any]]
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.records[0] if self.records else {}
+
+    @property
+    def config(self) -> LiveConfig:
+        cfg = LiveConfig.from_dict(self.header.get("config") or {"module": ""})
+        plan = self.plan()
+        if plan and plan.get("metric"):
+            cfg.metric = plan["metric"]  # what the run actually measured (e.g. a scope -> eye_height)
+        return cfg
+
+    def last(self, type_: str, **match: Any) -> dict[str, Any] | None:
+        for r in reversed(self.records):
+            if r.get("type") == type_ and all(r.get(k) == v for k, v in match.items()):
+                return r
+        return None
+
+    def all(self, type_: str, **match: Any) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("type") == type_ and all(r.get(k) == v for k, v in match.items())]
+
+    def device(self, role: str = "module") -> dict[str, Any] | None:
+        for r in self.records:  # the first connection is the identity of record
+            if r.get("type") == "device" and r.get("role") == role:
+                return r
+        return None
+
+    def originals(self) -> dict[int, dict[str, int]] | None:
+        r = self.last("original")
+        return None if r is None else {k: dict(v) for k, v in _lane_map(r["codes"]).items()}
+
+    def plan(self) -> dict[str, Any] | None:
+        return self.last("plan")
+
+    def readings(self, type_: str, group: int | None = None) -> dict[int, dict[str, Any]]:
+        """Per-lane reading of the last record of ``type_`` (baseline/verify) for each lane."""
+        out: dict[int, dict[str, Any]] = {}
+        for r in self.records:
+            if r.get("type") == type_ and (group is None or r.get("group") == group):
+                out.update(_lane_map(r["lanes"]))
+        return out
+
+    def measurements(self, group: int | None = None) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("type") == "measure" and (group is None or r.get("group") == group)]
+
+    def decisions(self) -> dict[int, dict[str, Any]]:
+        return {int(r["lane"]): r for r in self.records if r.get("type") == "decision"}
+
+    def status(self) -> str:
+        end = self.last("end")
+        if end is not None and not any(r.get("type") == "resume" and r["seq"] > end["seq"] for r in self.records):
+            return str(end.get("status"))
+        return "interrupted" if len(self.records) > 1 else "new"
+
+    def lane_results(self) -> dict[int, LaneResult]:
+        cfg = self.config
+        orig = self.originals() or {}
+        lanes = sorted(orig) or list(cfg.lanes)
+        base = self.readings("baseline")
+        ver = self.readings("verify")
+        dec = self.decisions()
+        out: dict[int, LaneResult] = {}
+        for ln in lanes:
+            r = LaneResult(ln, dict(orig.get(ln, {})))
+            if ln in base:
+                r.baseline_margin = base[ln]["margin"]
+            if ln in ver:
+                r.verified_margin = ver[ln]["margin"]
+                r.recommended = dict(ver[ln]["codes"])
+            for m in self.measurements():
+                lr = _lane_map(m["lanes"]).get(ln)
+                if lr is not None:
+                    r.history.append((dict(lr["codes"]), float(lr["margin"])))
+            r.evaluations = len(r.history)
+            r.best_observed = max((m for _, m in r.history), default=None)
+            if ln in dec:
+                r.decision = dec[ln]["action"]
+                r.final = dict(dec[ln]["codes"])
+            out[ln] = r
+        return out
+
+
+def load_session(session_id: str, sessions_dir: str | os.PathLike[str] | None = None) -> SessionView:
+    """Read a session's journal (tolerating a torn last line) without opening it for writing."""
+    path = session_path(session_id, sessions_dir) / "journal.jsonl"
+    if not path.is_file():
+        raise SessionError(f"no session {session_id!r} in {path.parent.parent}: see `eqtune session list`")
+    return SessionView(read_journal(path).records)
+
+
+# ---------------------------------------------------------------------------------------------
+# the tuner
+# ---------------------------------------------------------------------------------------------
+class LiveTuner:
+    """One journaled live tuning session over one module (see the module docstring)."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        config: LiveConfig,
+        *,
+        on_event: Callable[[LiveEvent], None] | None = None,
+        module: Any = None,
+        instrument: Any = None,
+        opener: Callable[[str], Any] | None = None,
+        instrument_opener: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.config = config
+        self.on_event = on_event
+        self.module = module
+        self.instrument = instrument
+        self._own_module = module is None
+        self._own_instrument = instrument is None
+        self._opener = opener
+        self._instrument_opener = instrument_opener
+        self.phase = "new"
+        self._pause = threading.Event()
+        self._abort = threading.Event()
+        self._abort_reason = ""
+        self._lock = threading.RLock()
+        self.sources: list[Any] = []  # one LiveSource per lane group
+        self.groups: list[list[int]] = []
+        self.originals: dict[int, dict[str, int]] = {}
+        self.knobs: tuple[str, ...] = ()
+        self._t0 = time.perf_counter()
+        self.eval_overhead_s: list[float] = []  # wall time per evaluation minus its dwell
+
+    # -- construction --------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        config: LiveConfig,
+        *,
+        sessions_dir: str | os.PathLike[str] | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        on_event: Callable[[LiveEvent], None] | None = None,
+        **kw: Any,
+    ) -> LiveTuner:
+        """Start a new journaled session (the seed is drawn now and journaled)."""
+        config.check()
+        if config.seed is None:
+            from eqtune.tune.base import new_seed
+
+            config.seed = new_seed()
+        meta = {**config.metadata, **dict(metadata or {})}
+        config.metadata = meta
+        label = meta.get("link") or meta.get("site") or ""
+        journal = Journal.create(sessions_dir, session_id, label=label, metadata=meta, config=config.to_dict())
+        return cls(journal, config, on_event=on_event, **kw)
+
+    @classmethod
+    def resume(
+        cls,
+        session_id: str,
+        *,
+        sessions_dir: str | os.PathLike[str] | None = None,
+        on_event: Callable[[LiveEvent], None] | None = None,
+        **kw: Any,
+    ) -> LiveTuner:
+        """Reopen an interrupted session; :meth:`run` then continues where it stopped."""
+        journal = Journal.open(session_id, sessions_dir)
+        try:
+            view = SessionView(journal.records)
+            if view.status() == "done":
+                raise SessionError(f"session {session_id} is complete; nothing to resume "
+                                   f"(see `eqtune session show {session_id}`)")
+            cfg_d = journal.header.get("config") or {}
+            if not cfg_d.get("module"):
+                raise SessionError(f"session {session_id} has no live-tuning configuration; it cannot be resumed")
+            config = view.config  # header config, with what the plan resolved (metric)
+            t = cls(journal, config, on_event=on_event, **kw)
+            if journal.recovered_torn is not None:
+                t._emit("log", text=journal.recovered_torn.describe())
+            journal.append("resume", pid=os.getpid(), measurements=len(view.measurements()),
+                           torn=journal.recovered_torn is not None)
+            return t
+        except BaseException:
+            journal.close()
+            raise
+
+    @property
+    def view(self) -> SessionView:
+        return SessionView(self.journal.records)
+
+    @property
+    def session_id(self) -> str:
+        return self.journal.id
+
+    # -- control (any thread) ------------------------------------------------------------------
+    def pause(self) -> None:
+        """Stop before the next evaluation (the current measurement finishes)."""
+        if not self._pause.is_set():
+            self._pause.set()
+            self._emit("paused", text="paused before the next evaluation")
+
+    def unpause(self) -> None:
+        if self._pause.is_set():
+            self._pause.clear()
+            self._emit("resumed", text="running")
+
+    @property
+    def paused(self) -> bool:
+        return self._pause.is_set()
+
+    def abort(self, reason: str = "aborted by the operator") -> None:
+        """Stop as soon as the current measurement ends and restore the original codes."""
+        self._abort_reason = reason
+        self._abort.set()
+        self._pause.clear()
+
+    def _abort_check(self) -> None:
+        """Between the gates of a long dwell: abort raises, pause waits for the measurement to end."""
+        if self._abort.is_set():
+            raise _Aborted(self._abort_reason or "aborted")
+
+    def _checkpoint(self) -> None:
+        while self._pause.is_set() and not self._abort.is_set():
+            self._abort.wait(0.05)
+        if self._abort.is_set():
+            raise _Aborted(self._abort_reason or "aborted")
+
+    # -- events --------------------------------------------------------------------------------
+    def _emit(self, kind: str, **data: Any) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(LiveEvent(kind, data, self.journal.id))
+            except Exception:  # a front-end bug must never leave a module half-tuned
+                pass
+
+    def _phase(self, phase: str, text: str = "") -> None:
+        self.phase = phase
+        self._emit("phase", phase=phase, text=text)
+
+    # -- guarded steps -------------------------------------------------------------------------
+    def _guard(self, fn: Callable[[], Any]) -> Any:
+        with self._lock:
+            try:
+                return fn()
+            except _Aborted as exc:
+                self._stop("aborted", str(exc), None)
+                return None
+            except BaseException as exc:
+                self._stop("failed", _describe(exc), exc)
+                raise
+
+    def connect(self) -> dict[str, Any]:
+        """Open the devices, journal identities and (once) the original codes, plan the groups."""
+        return self._guard(self._connect)
+
+    def baseline(self) -> dict[int, dict[str, Any]]:
+        """Long-dwell measurement of the original codes of every lane (skipped if journaled)."""
+        return self._guard(self._baseline)
+
+    def tune(self) -> dict[int, dict[str, int]]:
+        """The optimizer loop for every lane group; returns the recommended codes per lane."""
+        return self._guard(self._tune)
+
+    def verify(self) -> dict[int, dict[str, Any]]:
+        """Long-dwell measurement of the recommendation of every lane."""
+        return self._guard(self._verify)
+
+    def decide(self) -> dict[int, dict[str, Any]]:
+        """Keep the tuned codes where verification beats the baseline, restore the others."""
+        return self._guard(self._decide)
+
+    def finish(self) -> LiveResult:
+        """Journal the end record, close the devices and return the result."""
+        with self._lock:
+            if self.phase not in ("aborted", "failed", "done"):
+                self._end("done", "")
+            return self.result()
+
+    def run(self) -> LiveResult:
+        """connect -> baseline -> tune -> verify -> decide -> finish (continues a resumed session).
+
+        Returns the result (status ``aborted`` after :meth:`abort`); raises the device/session error
+        (after restoring the original codes) on failure, and re-raises KeyboardInterrupt likewise.
+        """
+        for step in (self.connect, self.baseline, self.tune, self.verify, self.decide):
+            step()
+            if self.phase in ("aborted", "failed"):
+                return self.result()
+        return self.finish()
+
+    def close(self) -> None:
+        """Close devices and the journal (idempotent)."""
+        if self.module is not None and self._own_module:
+            try:
+                self.module.close()
+            except Exception:
+                pass
+            self.module = None
+        if self.instrument is not None and self._own_instrument:
+            try:
+                self.instrument.close()
+            except Exception:
+                pass
+            self.instrument = None
+        self.journal.close()
+
+    # -- implementation ------------------------------------------------------------------------
+    def _ensure_connected(self) -> None:
+        if not self.sources:
+            self._connect()
+
+    def _connect(self) -> dict[str, Any]:
+        from eqtune.tune.live import LiveSource
+
+        if self.sources:
+            return {"groups": self.groups, "originals": self.originals}
+        cfg = self.config
+        view = self.view
+        self._phase("connected", f"opening {cfg.module}")
+        if self.module is None:
+            opener = self._opener
+            if opener is None:
+                from eqtune.drivers.cmis import open_module as opener
+            self.module = opener(cfg.module)
+        ident = _plain(self.module.identity())
+        caps = self.module.capabilities()
+        first = view.device("module")
+        if first is not None:
+            was = first.get("identity", {})
+            if any(str(was.get(k)) != str(ident.get(k)) for k in ("vendor", "pn", "sn")):
+                raise SessionError(
+                    f"{cfg.module} is {ident.get('vendor')} {ident.get('pn')} SN {ident.get('sn')}, but session "
+                    f"{self.journal.id} tuned {was.get('vendor')} {was.get('pn')} SN {was.get('sn')}: connect "
+                    "the same module, or start a new session")
+        self.journal.append("device", role="module", resource=cfg.module, identity=ident, capabilities=_plain(caps))
+        self._emit("device", role="module", resource=cfg.module, identity=ident)
+        if cfg.instrument:
+            if self.instrument is None:
+                opener = self._instrument_opener
+                if opener is None:
+                    from eqtune.drivers.instrument import open_instrument as opener
+                self.instrument = opener(cfg.instrument)
+            if callable(getattr(self.instrument, "identity", None)):
+                iid = _plain(self.instrument.identity())
+            else:
+                iid = {"idn": str(getattr(self.instrument, "idn", "")),
+                       "definition": str(getattr(self.instrument, "name", "")),
+                       "kind": str(getattr(self.instrument, "kind", ""))}
+            if getattr(self.instrument, "kind", "") == "scope" and cfg.metric != "eye_height":
+                cfg.metric = "eye_height"  # a sampling scope measures eye height, not bit errors
+            self.journal.append("device", role="instrument", resource=cfg.instrument, identity=iid)
+            self._emit("device", role="instrument", resource=cfg.instrument, identity=iid)
+        lanes = [int(x) for x in (cfg.lanes or range(1, int(caps.lanes) + 1))]
+        for ln in lanes:
+            if not 1 <= ln <= int(caps.lanes):
+                from eqtune.errors import InputError
+
+                raise InputError(f"--lane {ln}: {cfg.module} has lanes 1..{caps.lanes}")
+        orig = view.originals()
+        if orig is None:
+            orig = {ln: {k: int(v) for k, v in self.module.active_eq(ln).items()} for ln in lanes}
+            from eqtune.tune.live import tx_adaptive_lanes
+
+            self.journal.append("original", codes={str(k): v for k, v in orig.items()},
+                                tx_adaptive=tx_adaptive_lanes(self.module, lanes))
+        self.originals = orig
+        parallel = cfg.parallel if cfg.parallel is not None else cfg.instrument is None
+        self.groups = [lanes] if parallel and cfg.instrument is None else [[ln] for ln in lanes]
+        planned = view.plan()
+        knobs = planned["knobs"] if planned else cfg.knobs  # a resumed session tunes what it planned
+        self.sources = [
+            LiveSource(self.module, g, instrument=self.instrument, dwell_s=cfg.dwell_s, settle_s=cfg.settle_s,
+                       metric=cfg.metric, knobs=knobs, start={ln: orig[ln] for ln in g})
+            for g in self.groups
+        ]
+        self.knobs = self.sources[0].knobs
+        warnings = []
+        if cfg.instrument is None and any(k != "tx_eq" for k in self.knobs):
+            blind = [k for k in self.knobs if k != "tx_eq"]
+            warnings.append(f"the module's own PRBS checker sees only the host -> module direction (Tx input EQ); "
+                            f"{', '.join(blind)} change the module -> host direction, which it cannot see: those "
+                            "knobs will look flat. Measure with a BERT or scope (--instrument) to tune them")
+        for w in warnings:
+            self._emit("log", text="warning: " + w)
+        if view.plan() is None:
+            self.journal.append("plan", knobs=list(self.knobs), groups=self.groups, budget=cfg.budget,
+                                warnings=warnings,
+                                metric=cfg.metric, dwell_s=cfg.dwell_s, verify_dwell_s=cfg.verify_dwell,
+                                optimizer=cfg.optimizer, seed=cfg.seed,
+                                space_size=self.sources[0].space.size())
+        return {"groups": self.groups, "originals": self.originals, "identity": ident}
+
+    def _write(self, gi: int, phase: str, codes: dict[int, dict[str, int]], n: int | None = None) -> None:
+        """Journal (fsync) the intent, then write: validation happens before both."""
+        src = self.sources[gi]
+        clean = src.validate(codes)
+        self.journal.append("apply", phase=phase, group=gi, n=n, codes={str(k): v for k, v in clean.items()})
+        self._last_written = clean
+        src.apply(clean)
+        if phase in ("restore", "decision", "baseline"):
+            self._reenable_adaptive(gi, clean)
+
+    def _reenable_adaptive(self, gi: int, codes: dict[int, dict[str, int]]) -> None:
+        """Lanes that ran Tx input adaptive EQ before tuning get it back when their original codes are
+        written back (only possible when the driver offers ``enable_tx_adaptive``; without it tx_eq is
+        never tuned on such lanes, see LiveSource)."""
+        if "tx_eq" not in self.sources[gi].knobs:
+            return
+        rec = self.view.last("original") or {}
+        lanes = [ln for ln in rec.get("tx_adaptive") or [] if ln in codes and codes[ln] == self.originals.get(ln)]
+        fn = getattr(self.module, "enable_tx_adaptive", None)
+        if lanes and callable(fn):
+            fn(lanes)
+            self.journal.append("restore", reason="tx_adaptive", lanes=lanes, verified=True)
+
+    def _holds(self, gi: int, codes: dict[int, dict[str, int]]) -> bool:
+        try:
+            return all({k: int(v) for k, v in self.module.active_eq(ln).items() if k in c} == c
+                       for ln, c in codes.items())
+        except EqtuneError:
+            return False
+
+    def _baseline(self) -> dict[int, dict[str, Any]]:
+        self._ensure_connected()
+        self._phase("baseline", f"measuring the original codes ({self.config.verify_dwell:g} s per group)")
+        cfg = self.config
+        for gi, g in enumerate(self.groups):
+            done = self.view.readings("baseline", gi)
+            if all(ln in done for ln in g):
+                continue
+            self._checkpoint()
+            codes = {ln: self.originals[ln] for ln in g}
+            if not self._holds(gi, codes):  # a resumed session may have left other codes
+                self._write(gi, "baseline", codes)
+            readings = self.sources[gi].read(cfg.verify_dwell, codes=codes, stop=self._abort_check)
+            self.journal.append("baseline", group=gi, dwell_s=cfg.verify_dwell,
+                                lanes={str(k): v.to_dict() for k, v in readings.items()})
+            for ln, r in readings.items():
+                self._emit("baseline", lane=ln, margin=r.margin, codes=r.codes, counts=r.counts)
+        return self.view.readings("baseline")
+
+    def _optimizers(self, gi: int) -> dict[int, Any]:
+        """Fresh optimizers for a group with every journaled observation replayed (no pickles)."""
+        from eqtune.tune.base import make_optimizer
+
+        cfg = self.config
+        src = self.sources[gi]
+        opts = {}
+        for ln in self.groups[gi]:
+            start = {k: float(v) for k, v in self.originals[ln].items() if k in src.knobs}
+            opts[ln] = make_optimizer(cfg.optimizer, src.space, seed=int(cfg.seed or 0) + 1000 * ln, start=start)
+        last_extra: dict[int, dict[str, Any]] = {}
+        for m in self.view.measurements(gi):
+            for ln, r in _lane_map(m["lanes"]).items():
+                if ln in opts:
+                    opts[ln].tell(_point(src, r["codes"]), float(r["margin"]))
+            last_extra.update(_lane_map(m.get("optimizer") or {}))
+        # The observations come from the journal (replayed above). What an optimizer carries besides
+        # them (the GP's hyperparameter warm start, journaled as plain JSON with every measurement) is
+        # put back through its public state API, so the next proposal is exactly the one an
+        # uninterrupted run would have made.
+        if last_extra:
+            from eqtune.tune.base import optimizer_from_state
+
+            for ln, extra in last_extra.items():
+                if ln in opts and extra:
+                    st = opts[ln].state()
+                    st.update({k: v for k, v in extra.items() if k not in _OBSERVATION_KEYS})
+                    opts[ln] = optimizer_from_state(st, src.space)
+        return opts
+
+    def _tune(self) -> dict[int, dict[str, int]]:
+        self._ensure_connected()
+        try:  # a GP over tens of points is fastest single-threaded; a BLAS thread pool per fit costs
+            # 10x on a shared machine (measured: 0.6 s -> 0.09 s per evaluation on 2 busy cores)
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover
+            return self._tune_loop()
+        with threadpool_limits(limits=1):
+            return self._tune_loop()
+
+    def _tune_loop(self) -> dict[int, dict[str, int]]:
+        cfg = self.config
+        rec: dict[int, dict[str, int]] = {}
+        for gi, g in enumerate(self.groups):
+            src = self.sources[gi]
+            opts = self._optimizers(gi)
+            n = len(self.view.measurements(gi))
+            if not self._group_done(gi):
+                self._phase("tuning", f"lanes {','.join(map(str, g))}: {n}/{cfg.budget} evaluations done")
+            best = {ln: max((float(_lane_map(m["lanes"])[ln]["margin"]) for m in self.view.measurements(gi)),
+                            default=float("-inf")) for ln in g}
+            planned: dict[int, dict[str, int]] | None = None  # next codes, journaled with the last measure
+
+            def propose(g=g, opts=opts, src=src) -> dict[int, dict[str, int]]:
+                points = {}
+                for ln in g:
+                    p = opts[ln].ask()
+                    points[ln] = p if p is not None else opts[ln].recommend()
+                return src.validate({ln: src.codes_for(ln, points[ln]) for ln in g})
+
+            used_s = sum(float(m.get("wall_s") or 0.0) for m in self.view.measurements(gi))
+            while not self._group_done(gi):
+                self._checkpoint()
+                t0 = time.perf_counter()
+                if planned is None:
+                    self._write(gi, "tune", propose(), n)
+                    codes = self._last_written
+                else:  # its intent is already durable (the 'next' of the previous measure record)
+                    codes = planned
+                    src.apply(codes)
+                readings = src.read(codes=codes, stop=self._abort_check)
+                for ln in g:  # in memory only; the record below makes it durable
+                    opts[ln].tell(_point(src, readings[ln].codes), readings[ln].margin)
+                # Propose the next codes now, so one fsync'd record carries both this result and the
+                # intent of the next write (the rule "journal before the hardware write" holds with
+                # one fsync per evaluation instead of two).
+                used_s += time.perf_counter() - t0
+                stop = self._stop_rule(g, best, readings, used_s)
+                planned = propose() if n + 1 < cfg.budget and not stop else None
+                extra = {str(ln): _optimizer_extra(opts[ln]) for ln in g}
+                wall = time.perf_counter() - t0
+                fields: dict[str, Any] = {"stop": stop} if stop else {}
+                if planned is not None:
+                    fields["next"] = {"n": n + 1, "codes": {str(k): v for k, v in planned.items()}}
+                self.journal.append("measure", group=gi, n=n, wall_s=round(wall, 6),
+                                    lanes={str(k): v.to_dict() for k, v in readings.items()},
+                                    optimizer=extra, **fields)
+                self.eval_overhead_s.append(max(0.0, wall - cfg.dwell_s))
+                for ln in g:
+                    r = readings[ln]
+                    best[ln] = max(best[ln], r.margin)
+                    self._emit("evaluation", n=n, budget=cfg.budget, lane=ln, group=gi, codes=r.codes,
+                               margin=r.margin, counts=r.counts, best_margin=best[ln])
+                n += 1
+            for ln in g:
+                p = opts[ln].recommend()
+                rec[ln] = src.codes_for(ln, p) if p is not None else dict(self.originals[ln])
+        self._recommended = rec
+        return rec
+
+    def _group_done(self, gi: int) -> bool:
+        """Budget used, or an early stop rule ended the group (journaled as 'stop' in its last measure)."""
+        ms = self.view.measurements(gi)
+        return len(ms) >= self.config.budget or bool(ms and ms[-1].get("stop"))
+
+    def _stop_rule(self, g: list[int], best: dict[int, float], readings: dict[int, Any], used_s: float) -> str:
+        cfg = self.config
+        now = {ln: max(best[ln], readings[ln].margin) for ln in g}
+        if cfg.target_margin is not None and all(m >= cfg.target_margin for m in now.values()):
+            return f"target margin {cfg.target_margin:g} reached"
+        if cfg.time_budget_s is not None and used_s >= cfg.time_budget_s:
+            return f"time budget {cfg.time_budget_s:g} s used"
+        return ""
+
+    def _recommendations(self) -> dict[int, dict[str, int]]:
+        rec = getattr(self, "_recommended", None)
+        if rec is None:
+            rec = {}
+            for gi, g in enumerate(self.groups):
+                opts = self._optimizers(gi)
+                for ln in g:
+                    p = opts[ln].recommend()
+                    rec[ln] = self.sources[gi].codes_for(ln, p) if p is not None else dict(self.originals[ln])
+            self._recommended = rec
+        return rec
+
+    def _verify(self) -> dict[int, dict[str, Any]]:
+        self._ensure_connected()
+        cfg = self.config
+        for gi, _g in enumerate(self.groups):
+            if not self._group_done(gi):
+                self._tune()
+                break
+        rec = self._recommendations()
+        self._phase("verify", f"measuring the recommendation ({cfg.verify_dwell:g} s per group)")
+        for gi, g in enumerate(self.groups):
+            if all(ln in self.view.readings("verify", gi) for ln in g):
+                continue
+            self._checkpoint()
+            codes = {ln: rec[ln] for ln in g}
+            if not self._holds(gi, codes):
+                self._write(gi, "verify", codes)
+            readings = self.sources[gi].read(cfg.verify_dwell, codes=codes, stop=self._abort_check)
+            self.journal.append("verify", group=gi, dwell_s=cfg.verify_dwell,
+                                lanes={str(k): v.to_dict() for k, v in readings.items()})
+            for ln, r in readings.items():
+                self._emit("verify", lane=ln, margin=r.margin, codes=r.codes, counts=r.counts)
+        return self.view.readings("verify")
+
+    def _decide(self) -> dict[int, dict[str, Any]]:
+        self._ensure_connected()
+        view = self.view
+        if any(not all(ln in view.readings("verify", gi) for ln in g) for gi, g in enumerate(self.groups)):
+            self._verify()
+            view = self.view
+        self._phase("decided", "keeping tuned codes only where verification beats the baseline")
+        base = view.readings("baseline")
+        ver = view.readings("verify")
+        done = view.decisions()
+        cfg = self.config
+        for gi, g in enumerate(self.groups):
+            hold: dict[int, dict[str, int]] = {}
+            for ln in g:
+                if ln in done:
+                    hold[ln] = dict(done[ln]["codes"])
+                    continue
+                b, v = float(base[ln]["margin"]), float(ver[ln]["margin"])
+                tuned = {k: int(x) for k, x in ver[ln]["codes"].items()}
+                bc, vc = base[ln].get("counts") or {}, ver[ln].get("counts") or {}
+                # BER metrics: "beats" must hold statistically, i.e. the tuned codes' 95 % upper bound is
+                # below the baseline's measured BER. An error-free baseline cannot be beaten at this dwell.
+                proven = True
+                if cfg.metric in ("ber", "q_db") and bc.get("bits") and vc.get("bits"):
+                    b_ber = bc["errors"] / bc["bits"]
+                    proven = vc.get("ber_upper95") is not None and vc["ber_upper95"] < b_ber
+                if tuned == self.originals[ln]:
+                    action, codes, why = "keep", tuned, "the original codes are already the best found"
+                elif v > b + cfg.min_gain and proven:
+                    action, codes, why = "keep", tuned, f"verified {v:.3f} beats baseline {b:.3f}"
+                else:
+                    action, codes = "restore", dict(self.originals[ln])
+                    why = f"verified {v:.3f} does not beat baseline {b:.3f}"
+                    if bc.get("errors") == 0:
+                        why += (" (the original codes counted no errors in the verification dwell: nothing to "
+                                "improve at this resolution; a longer --verify-dwell can tell them apart)")
+                    elif v > b + cfg.min_gain:
+                        why += " with 95 % confidence"
+                self.journal.append("decision", lane=ln, group=gi, action=action, baseline=b, verified=v,
+                                    codes=codes, reason=why)
+                self._emit("decision", lane=ln, action=action, reason=why, codes=codes, baseline=b, verified=v)
+                hold[ln] = codes
+            if not self._holds(gi, hold):
+                self._write(gi, "decision", hold)
+                ok = self._holds(gi, hold)
+                self.journal.append("restore", reason="decision", codes={str(k): v for k, v in hold.items()},
+                                    verified=ok)
+                if not ok:
+                    from eqtune.errors import ModuleError
+
+                    raise ModuleError(f"{cfg.module}: after writing the decided codes the module reads back "
+                                      "something else; check it with `eqtune module show` and resume the session")
+        return self.view.decisions()
+
+    # -- ending --------------------------------------------------------------------------------
+    def _stop(self, status: str, reason: str, exc: BaseException | None) -> None:
+        """Abort/failure: journal it, restore the originals of undecided lanes, end the session."""
+        if self.phase in ("aborted", "failed", "done"):
+            return
+        try:
+            self.journal.append("abort", reason=reason, error=None if exc is None else type(exc).__name__)
+        except EqtuneError:
+            pass
+        restored = self._restore_originals("abort" if status == "aborted" else "error")
+        text = f"{reason}; " + (restored or "no codes had been changed")
+        self._emit("aborted" if status == "aborted" else "error", text=text)
+        self._end(status, text)
+
+    def _restore_originals(self, reason: str) -> str:
+        if not self.originals or self.module is None:
+            return ""
+        decided = self.view.decisions()
+        todo = {ln: c for ln, c in self.originals.items() if ln not in decided}
+        if not todo:
+            return ""
+        # did we ever write? (only then is a restore needed)
+        if not self.journal.of_type("apply"):
+            return ""
+        ok = False
+        err = ""
+        for _ in range(3):  # rewriting the same codes is idempotent, so a retry is safe
+            try:
+                if self.sources:
+                    for gi, g in enumerate(self.groups):
+                        part = {ln: todo[ln] for ln in g if ln in todo}
+                        if part and not self._holds(gi, part):
+                            self._write(gi, "restore", part)
+                else:  # not connected in this process: write only the knobs the plan tuned
+                    plan = self.view.plan() or {}
+                    part = {ln: {k: v for k, v in c.items() if k in plan.get("knobs", ())} for ln, c in todo.items()}
+                    part = {ln: c for ln, c in part.items() if c}
+                    if part:
+                        self.module.apply_eq(part)
+                ok = all({k: int(v) for k, v in self.module.active_eq(ln).items() if k in c} == c
+                         for ln, c in todo.items())
+                if ok:
+                    break
+            except BaseException as e:  # keep trying; report below
+                err = _describe(e)
+        try:
+            self.journal.append("restore", reason=reason, codes={str(k): v for k, v in todo.items()}, verified=ok,
+                                error=err or None)
+        except EqtuneError:
+            pass
+        lanes = ",".join(map(str, sorted(todo)))
+        if ok:
+            self._emit("restore", text=f"original codes restored on lane(s) {lanes}")
+            return f"original codes restored and verified on lane(s) {lanes}"
+        return (f"COULD NOT restore the original codes on lane(s) {lanes} ({err or 'read-back differs'}): "
+                f"set them with `eqtune module set` ({ {ln: todo[ln] for ln in sorted(todo)} })")
+
+    def _end(self, status: str, message: str) -> None:
+        self.phase = status
+        self._message = message
+        try:
+            res = self.result()
+            self.journal.append("end", status=status, message=message,
+                                lanes={str(k): v.to_dict() | {"history": None} for k, v in res.lanes.items()})
+        except EqtuneError:
+            pass
+        self._emit("done" if status == "done" else "log", text=f"session {self.journal.id} {status}")
+        self.close()
+
+    def result(self) -> LiveResult:
+        view = self.view
+        status = self.phase if self.phase in ("done", "aborted", "failed") else view.status()
+        return LiveResult(self.journal.id, str(self.journal.dir), status, self.config.metric, view.lane_results(),
+                          elapsed_s=time.perf_counter() - self._t0, message=getattr(self, "_message", ""))
+
+
+_OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed")
+
+
+def _optimizer_extra(opt: Any) -> dict[str, Any]:
+    """The optimizer state minus what the journal already holds (observations, space, seed)."""
+    try:
+        st = opt.state()
+    except Exception:  # an optimizer without state: replaying tell() is all there is
+        return {}
+    return {k: v for k, v in st.items() if k not in _OBSERVATION_KEYS}
+
+
+def _point(src: Any, codes: Mapping[str, Any]) -> dict[str, float]:
+    p = dict(src.space.fixed)
+    p.update({k: float(v) for k, v in codes.items() if k in src.knobs})
+    return p
+
+
+def _plain(obj: Any) -> Any:
+    if is_dataclass(obj) and not isinstance(obj, type):
+        d = asdict(obj)
+        if hasattr(obj, "knob_values"):
+            try:
+                d["knob_values"] = {k: list(v) for k, v in obj.knob_values().items()}
+            except Exception:
+                pass
+        return d
+    if isinstance(obj, dict):
+        return obj
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    return {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    if isinstance(exc, EqtuneError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+# ---------------------------------------------------------------------------------------------
+# profiles from sessions
+# ---------------------------------------------------------------------------------------------
+def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None = None, *,
+                    pin_serial: bool = False, lanes: str = "decided"):
+    """Build a :class:`~eqtune.session.profile.Profile` from a session journal.
+
+    ``lanes="decided"``: the codes each lane holds after the keep/restore decision (needs a finished
+    tune). ``"tuned"``: the verified recommendation of every lane regardless of the decision.
+    """
+    from eqtune.errors import ProfileError
+    from eqtune.session.profile import Profile
+
+    view = load_session(session_id, sessions_dir)
+    dev = view.device("module")
+    if dev is None:
+        raise ProfileError(f"session {session_id} never connected to a module; there is nothing to save")
+    results = view.lane_results()
+    codes: dict[int, dict[str, int]] = {}
+    margins: dict[int, dict[str, Any]] = {}
+    for ln, r in results.items():
+        if lanes == "decided":
+            if r.decision is None:
+                raise ProfileError(f"session {session_id} lane {ln} has no keep/restore decision yet: resume it "
+                                   f"(`eqtune session resume {session_id}`) before saving a profile")
+            codes[ln] = dict(r.final or r.original)
+        else:
+            if r.recommended is None:
+                raise ProfileError(f"session {session_id} lane {ln} has no verified recommendation yet")
+            codes[ln] = dict(r.recommended)
+        margins[ln] = {"metric": {"ber": "-log10(BER)", "q_db": "Q dB", "eye_height": "mV"}.get(
+            view.config.metric, view.config.metric), "baseline": r.baseline_margin, "tuned": r.verified_margin,
+            "decision": r.decision}
+    cfg = view.config
+    return Profile.from_identity(dev["identity"], codes, pin_serial=pin_serial, channel=cfg.channel,
+                                 link=dict(view.header.get("metadata") or {}), margins=margins, session=session_id)
+
+
+def save_session_profile(session_id: str, out: str | os.PathLike[str],
+                         sessions_dir: str | os.PathLike[str] | None = None, **kw: Any) -> Path:
+    """Save the session's profile to ``out`` and journal it (when the session is not open elsewhere)."""
+    prof = session_profile(session_id, sessions_dir, **kw)
+    path = prof.save(out)
+    _note(session_id, sessions_dir, "profile", path=str(Path(path).resolve()), digest=prof.digest)
+    return path
+
+
+def _note(session_id: str, sessions_dir: Any, type_: str, **fields: Any) -> None:
+    """Append a record to a closed session's journal (skipped if another process holds it)."""
+    try:
+        with Journal.open(session_id, sessions_dir) as j:
+            j.append(type_, **fields)
+    except SessionError:
+        pass

@@ -1,0 +1,405 @@
+"""Tuning profiles: versioned JSON documents with an integrity digest.
+
+A profile says which codes go on which lanes of which module (vendor + part number, optionally one
+serial number), the link/channel it was tuned for, the margins measured and the session it came from.
+
+File format (``schema`` ``eqtune.profile``, ``version`` 1), written as UTF-8 JSON with sorted keys and
+two-space indentation, one trailing newline::
+
+    {
+      "channel": "c2m-10in",
+      "created": "2026-11-29T20:31:07+00:00",
+      "digest": {"algorithm": "sha256", "canonicalization": "RFC 8785", "value": "<64 hex>"},
+      "lanes": {"1": {"rx_amp": 2, "rx_post": 3, "rx_pre": 1, "tx_eq": 4}, ...},
+      "link": {"customer": "...", "link": "...", "operator": "...", "site": "..."},
+      "margins": {"1": {"baseline": 5.1, "decision": "keep", "metric": "-log10(BER)", "tuned": 7.9}},
+      "module": {"firmware": "3.1", "oui": "...", "pn": "...", "rev": "...", "sn": null, "vendor": "..."},
+      "schema": "eqtune.profile",
+      "session": "20261129-201500-rack12",
+      "tool": "eqtune 0.1.0",
+      "version": 1
+    }
+
+Integrity: ``digest.value`` = SHA-256 (FIPS 180-4) over the RFC 8785 JSON Canonicalization Scheme
+(JCS) serialization of the whole document *without* its ``digest`` member: object members sorted by
+UTF-16 code units, no insignificant whitespace, strings as ECMAScript ``JSON.stringify`` escapes them,
+numbers in the ECMAScript ``Number.prototype.toString`` shortest form (RFC 8785 sections 3.2.2-3.2.3).
+
+Tamper evidence goes one step further than the digest: a file must also be byte-identical (after
+CRLF -> LF) to the rendering eqtune writes, so even a changed whitespace byte is refused. Edit a
+profile by re-saving it from its session, never by hand.
+
+``module.sn`` null means "any module of this vendor and part number"; a string pins one serial.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eqtune.errors import ProfileError
+
+SCHEMA = "eqtune.profile"
+VERSION = 1
+KNOBS = ("rx_pre", "rx_post", "rx_amp", "tx_eq")
+_MAX_CODE = 15  # CMIS per-lane EQ fields are 4 bits (CMIS 5.2 Table 8-47..8-52)
+
+
+# ---------------------------------------------------------------------------------------------
+# RFC 8785 JSON Canonicalization Scheme
+# ---------------------------------------------------------------------------------------------
+def _es_number(x: float | int) -> str:
+    """ECMAScript Number::toString (ECMA-262 7.1.12.1) as RFC 8785 section 3.2.2.3 requires."""
+    if isinstance(x, bool):
+        raise TypeError("bool is not a number")
+    if isinstance(x, int):
+        if abs(x) > 2**53:
+            raise ProfileError(f"integer {x} is too large for a canonical JSON number (|x| <= 2^53)")
+        return str(x)
+    if not math.isfinite(x):
+        raise ProfileError("NaN/Infinity cannot be stored in a profile")
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    r = repr(abs(x))  # Python repr: shortest round-trip digits, like ECMAScript
+    mant, _, exp = r.partition("e")
+    e = int(exp) if exp else 0
+    if "." in mant:
+        ip, fp = mant.split(".")
+    else:
+        ip, fp = mant, ""
+    digits = (ip + fp).lstrip("0")
+    # decimal exponent n such that value = 0.d1d2... * 10^n
+    lead_zeros = len(ip + fp) - len((ip + fp).lstrip("0"))
+    n = len(ip) + e - lead_zeros
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        s = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        s = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        s = "0." + "0" * (-n) + digits
+    else:
+        ee = n - 1
+        es = f"e{'+' if ee >= 0 else '-'}{abs(ee)}"
+        s = digits[0] + ("." + digits[1:] if k > 1 else "") + es
+    return sign + s
+
+
+def _es_string(s: str) -> str:
+    # json.dumps(ensure_ascii=False) escapes exactly '"', '\\' and U+0000..U+001F, with the short
+    # forms \b \f \n \r \t and lowercase \u00xx otherwise: the same as ECMAScript JSON.stringify.
+    return json.dumps(s, ensure_ascii=False)
+
+
+def canonical_json(obj: Any) -> bytes:
+    """RFC 8785 (JCS) canonical UTF-8 serialization of plain JSON data."""
+    parts: list[str] = []
+
+    def emit(o: Any) -> None:
+        if o is None:
+            parts.append("null")
+        elif o is True:
+            parts.append("true")
+        elif o is False:
+            parts.append("false")
+        elif isinstance(o, (int, float)):
+            parts.append(_es_number(o))
+        elif isinstance(o, str):
+            parts.append(_es_string(o))
+        elif isinstance(o, (list, tuple)):
+            parts.append("[")
+            for i, v in enumerate(o):
+                if i:
+                    parts.append(",")
+                emit(v)
+            parts.append("]")
+        elif isinstance(o, dict):
+            parts.append("{")
+            keys = sorted(o, key=lambda k: str(k).encode("utf-16-be"))
+            for i, k in enumerate(keys):
+                if not isinstance(k, str):
+                    raise TypeError("canonical JSON object keys must be strings")
+                if i:
+                    parts.append(",")
+                parts.append(_es_string(k))
+                parts.append(":")
+                emit(o[k])
+            parts.append("}")
+        else:
+            raise TypeError(f"not plain JSON data: {type(o).__name__}")
+
+    emit(obj)
+    return "".join(parts).encode("utf-8")
+
+
+def content_digest(doc: dict[str, Any]) -> str:
+    """SHA-256 hex over the JCS form of ``doc`` without its ``digest`` member."""
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The exact text eqtune writes for a profile document."""
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# The profile
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Profile:
+    """A tuning profile: per-lane module codes for one module type (or one serial)."""
+
+    module: dict[str, Any]  # vendor, pn, sn (None = any), oui, rev, firmware
+    lanes: dict[int, dict[str, int]]
+    channel: str | None = None
+    link: dict[str, Any] = field(default_factory=dict)
+    margins: dict[int, dict[str, Any]] = field(default_factory=dict)
+    session: str | None = None
+    created: str = ""
+    tool: str = ""
+    digest: str = ""  # filled by to_document()/loads()
+
+    # -- building ------------------------------------------------------------------------------
+    @classmethod
+    def from_identity(
+        cls,
+        identity: Any,
+        lanes: dict[int, dict[str, int]],
+        *,
+        pin_serial: bool = False,
+        **kw: Any,
+    ) -> Profile:
+        """Build a profile for the module identity (a ``ModuleIdentity`` or a dict)."""
+        ident = identity if isinstance(identity, dict) else _asdict(identity)
+        module = {
+            "vendor": str(ident.get("vendor", "")).strip(),
+            "oui": str(ident.get("oui", "")).strip(),
+            "pn": str(ident.get("pn", "")).strip(),
+            "rev": str(ident.get("rev", "")).strip(),
+            "firmware": str(ident.get("firmware", "")).strip(),
+            "sn": str(ident.get("sn", "")).strip() if pin_serial else None,
+        }
+        return cls(module=module, lanes={int(k): dict(v) for k, v in lanes.items()}, **kw)
+
+    def to_document(self) -> dict[str, Any]:
+        from eqtune import __version__
+
+        doc: dict[str, Any] = {
+            "schema": SCHEMA,
+            "version": VERSION,
+            "created": self.created or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "tool": self.tool or f"eqtune {__version__}",
+            "session": self.session,
+            "channel": self.channel,
+            "link": dict(self.link),
+            "module": dict(self.module),
+            "lanes": {str(k): {n: int(c) for n, c in sorted(v.items())} for k, v in sorted(self.lanes.items())},
+            "margins": {str(k): dict(v) for k, v in sorted(self.margins.items())},
+        }
+        _check_document(doc, where="profile")
+        doc["digest"] = {"algorithm": "sha256", "canonicalization": "RFC 8785", "value": content_digest(doc)}
+        self.digest = doc["digest"]["value"]
+        self.created, self.tool = doc["created"], doc["tool"]
+        return doc
+
+    def dumps(self) -> str:
+        return render(self.to_document())
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write atomically (temp file + fsync + rename)."""
+        p = Path(path)
+        text = self.dumps()
+        tmp = p.with_name(p.name + ".tmp")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, p)
+        except OSError as exc:
+            raise ProfileError(f"cannot write profile {p}: {exc.strerror}; check the folder") from None
+        return p
+
+    # -- loading -------------------------------------------------------------------------------
+    @classmethod
+    def loads(cls, text: str | bytes, *, where: str = "profile") -> Profile:
+        """Parse and verify (schema, digest, exact rendering); raise ProfileError on any doubt."""
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ProfileError(f"{where} is not UTF-8 text (byte {exc.start}); it is damaged: "
+                                   "re-save it from its session") from None
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProfileError(f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+                               "it is damaged: re-save it with `eqtune profile save`") from None
+        if not isinstance(doc, dict):
+            raise ProfileError(f"{where} is not a JSON object; it is not an eqtune profile")
+        if doc.get("schema") != SCHEMA:
+            raise ProfileError(f"{where} is not an eqtune profile (schema {doc.get('schema')!r}, "
+                               f"expected {SCHEMA!r})")
+        if doc.get("version") != VERSION:
+            raise ProfileError(f"{where} has profile version {doc.get('version')!r}; this eqtune reads "
+                               f"version {VERSION}: upgrade eqtune or re-save the profile")
+        dg = doc.get("digest")
+        if not isinstance(dg, dict) or dg.get("algorithm") != "sha256" or dg.get("canonicalization") != "RFC 8785" \
+                or not isinstance(dg.get("value"), str) or not re.fullmatch(r"[0-9a-f]{64}", dg["value"]):
+            raise ProfileError(f"{where} has no valid sha256 digest; it was not written by eqtune: "
+                               "re-save it from its session")
+        _check_document(doc, where=where)
+        try:
+            actual = content_digest(doc)
+        except (TypeError, ProfileError) as exc:
+            raise ProfileError(f"{where} content cannot be canonicalized ({exc}); re-save it") from None
+        if actual != dg["value"]:
+            raise ProfileError(f"{where} fails its integrity check (sha256 of the content is {actual[:12]}..., "
+                               f"the file says {dg['value'][:12]}...): it was changed after saving; "
+                               "do not push it, re-save it from its session")
+        if text.replace("\r\n", "\n") != render(doc):
+            raise ProfileError(f"{where} was edited after saving (its bytes differ from what eqtune writes "
+                               "although the content digest matches); re-save it with `eqtune profile save`")
+        return cls(
+            module=dict(doc["module"]),
+            lanes={int(k): {n: int(c) for n, c in v.items()} for k, v in doc["lanes"].items()},
+            channel=doc.get("channel"),
+            link=dict(doc.get("link") or {}),
+            margins={int(k): dict(v) for k, v in (doc.get("margins") or {}).items()},
+            session=doc.get("session"),
+            created=doc["created"],
+            tool=doc["tool"],
+            digest=dg["value"],
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Profile:
+        p = Path(path)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise ProfileError(f"profile {p} not found; check the path") from None
+        except OSError as exc:
+            raise ProfileError(f"cannot read profile {p}: {exc.strerror}") from None
+        if len(data) > 1_000_000:
+            raise ProfileError(f"profile {p} is {len(data)} bytes; a profile is a few kB: wrong file?")
+        return cls.loads(data, where=f"profile {p}")
+
+    # -- use -----------------------------------------------------------------------------------
+    def codes(self) -> dict[int, dict[str, int]]:
+        return {k: dict(v) for k, v in sorted(self.lanes.items())}
+
+    def describe_module(self) -> str:
+        m = self.module
+        s = f"{m.get('vendor', '')} {m.get('pn', '')}".strip()
+        return s + (f" SN {m['sn']}" if m.get("sn") else " (any SN)")
+
+    def identity_mismatches(self, identity: Any) -> list[str]:
+        """Differences that make the profile not apply to a module (empty list = it fits)."""
+        ident = identity if isinstance(identity, dict) else _asdict(identity)
+        out = []
+        for key in ("vendor", "pn"):
+            want = str(self.module.get(key, "")).strip()
+            have = str(ident.get(key, "")).strip()
+            if want.casefold() != have.casefold():
+                out.append(f"{key.upper() if key == 'pn' else key} is {have!r}, the profile is for {want!r}")
+        sn = self.module.get("sn")
+        if sn and str(ident.get("sn", "")).strip() != sn:
+            out.append(f"SN is {str(ident.get('sn', '')).strip()!r}, the profile is pinned to {sn!r}")
+        return out
+
+    def firmware_note(self, identity: Any) -> str:
+        ident = identity if isinstance(identity, dict) else _asdict(identity)
+        want = str(self.module.get("firmware", "")).strip()
+        have = str(ident.get("firmware", "")).strip()
+        if want and have and want != have:
+            return f"firmware {have} differs from the tuned module's {want}; margins may differ"
+        return ""
+
+    def summary(self) -> dict[str, Any]:
+        doc = self.to_document() if not self.digest else None
+        return {
+            "module": self.module, "lanes": {str(k): v for k, v in self.codes().items()},
+            "channel": self.channel, "link": self.link,
+            "margins": {str(k): v for k, v in self.margins.items()},
+            "session": self.session, "created": self.created, "tool": self.tool,
+            "digest": self.digest or (doc or {}).get("digest", {}).get("value", ""),
+        }
+
+
+def _asdict(obj: Any) -> dict[str, Any]:
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    return dict(vars(obj))
+
+
+def _check_document(doc: dict[str, Any], *, where: str) -> None:
+    """Schema check of a profile document (types and value ranges); ProfileError with the field."""
+
+    def bad(field_: str, why: str) -> ProfileError:
+        return ProfileError(f"{where}: field {field_} {why}; re-save the profile from its session")
+
+    allowed = {"schema", "version", "created", "tool", "session", "channel", "link", "module", "lanes",
+               "margins", "digest"}
+    extra = sorted(set(doc) - allowed)
+    if extra:
+        raise bad(extra[0], "is not part of the profile format")
+    for key in ("created", "tool"):
+        if not isinstance(doc.get(key), str) or not doc[key]:
+            raise bad(key, "must be a non-empty string")
+    for key in ("session", "channel"):
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            raise bad(key, "must be a string or null")
+    if not isinstance(doc.get("link"), dict) or not all(isinstance(v, (str, int, float, type(None)))
+                                                         for v in doc["link"].values()):
+        raise bad("link", "must be an object of plain values")
+    mod = doc.get("module")
+    if not isinstance(mod, dict):
+        raise bad("module", "must be an object")
+    if set(mod) != {"vendor", "oui", "pn", "rev", "firmware", "sn"}:
+        raise bad("module", "must have exactly vendor, oui, pn, rev, firmware, sn")
+    for key in ("vendor", "pn"):
+        if not isinstance(mod[key], str) or not mod[key].strip():
+            raise bad(f"module.{key}", "must be a non-empty string")
+    for key in ("oui", "rev", "firmware"):
+        if not isinstance(mod[key], str):
+            raise bad(f"module.{key}", "must be a string")
+    if mod["sn"] is not None and (not isinstance(mod["sn"], str) or not mod["sn"].strip()):
+        raise bad("module.sn", "must be null (any serial) or a serial number")
+    lanes = doc.get("lanes")
+    if not isinstance(lanes, dict) or not lanes:
+        raise bad("lanes", "must map lane numbers to codes")
+    for lane, codes in lanes.items():
+        if not (isinstance(lane, str) and lane.isdigit() and 1 <= int(lane) <= 8 and str(int(lane)) == lane):
+            raise bad(f"lanes.{lane}", "is not a lane number 1..8")
+        if not isinstance(codes, dict) or not codes:
+            raise bad(f"lanes.{lane}", "must map knob names to codes")
+        for name, code in codes.items():
+            if name not in KNOBS:
+                raise bad(f"lanes.{lane}.{name}", f"is not a module knob ({', '.join(KNOBS)})")
+            if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= _MAX_CODE:
+                raise bad(f"lanes.{lane}.{name}", f"must be an integer code 0..{_MAX_CODE} (is {code!r})")
+    margins = doc.get("margins")
+    if not isinstance(margins, dict):
+        raise bad("margins", "must be an object")
+    for lane, m in margins.items():
+        if lane not in lanes or not isinstance(m, dict):
+            raise bad(f"margins.{lane}", "must belong to a lane in lanes")
+        for k, v in m.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise bad(f"margins.{lane}.{k}", "must be finite")
+            if not isinstance(v, (str, int, float, type(None))):
+                raise bad(f"margins.{lane}.{k}", "must be a plain value")

@@ -1,0 +1,353 @@
+"""Push a tuning profile to one or many modules, safely.
+
+Per module (:func:`push_to_module`)::
+
+    profile schema + digest (already checked by Profile.load)  -> refused before opening anything
+    open -> identity (vendor, PN, pinned SN)  -> refuse a mismatch unless force_identity
+    capabilities -> every code of every lane checked (validate_eq: no I/O)
+    record the current codes of every profile lane (the restore point)
+    [dry run stops here]
+    write + apply + read back (CmisModule.apply_eq, which restores on its own failures)
+    independent read back of page 11h: equal to the profile -> "applied"
+    otherwise restore the recorded codes (apply_eq), read back again:
+        equal to the recorded codes -> "restored", else "unknown" (the message says what to do)
+
+Many modules (:func:`push_profile`): one result per module, failures do not stop the others, and
+the :class:`PushReport` ends with which modules now hold which codes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eqtune.errors import EqRangeError, EqtuneError, ModuleError, ProfileError
+from eqtune.session.profile import Profile
+
+# statuses
+APPLIED = "applied"  # the module holds the profile's codes, read back and verified
+UNCHANGED = "unchanged"  # the module already held the profile's codes; nothing written
+DRY_RUN = "dry-run"  # checks passed, nothing written
+REFUSED = "refused"  # identity/capability/open failure before any write; module untouched
+RESTORED = "restored"  # the write failed or read back wrong; previous codes restored and verified
+UNKNOWN = "unknown"  # the write failed and the restore could not be verified: check the module
+
+OK_STATUSES = (APPLIED, UNCHANGED, DRY_RUN)
+
+
+@dataclass
+class PushResult:
+    resource: str
+    status: str
+    message: str = ""
+    identity: dict[str, Any] = field(default_factory=dict)
+    previous: dict[int, dict[str, int]] = field(default_factory=dict)  # codes before the push
+    now: dict[int, dict[str, int]] | None = None  # codes read back at the end (None = unknown)
+    writes: int = 0  # apply_eq calls made (0 for refused/dry-run/unchanged)
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status in OK_STATUSES
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "resource": self.resource, "status": self.status, "ok": self.ok, "message": self.message,
+            "identity": self.identity,
+            "previous": {str(k): v for k, v in self.previous.items()},
+            "now": None if self.now is None else {str(k): v for k, v in self.now.items()},
+            "writes": self.writes, "elapsed_s": round(self.elapsed_s, 4),
+        }
+
+    def line(self) -> str:
+        sn = self.identity.get("sn", "")
+        who = f"{self.resource}" + (f" (SN {sn})" if sn else "")
+        return f"{who}: {self.status}" + (f" - {self.message}" if self.message else "")
+
+
+@dataclass
+class PushReport:
+    profile_digest: str
+    results: list[PushResult]
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.results:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+    def summary_lines(self, profile: Profile | None = None) -> list[str]:
+        """The closing summary: which modules hold which codes now."""
+        lines = []
+        holding = [r for r in self.results if r.status in (APPLIED, UNCHANGED)]
+        previous = [r for r in self.results if r.status in (REFUSED, RESTORED, DRY_RUN)]
+        unknown = [r for r in self.results if r.status == UNKNOWN]
+        tag = f"profile {self.profile_digest[:12]}"
+        if profile is not None:
+            tag += f" ({_fmt(profile.codes())})"
+        lines.append(f"{len(holding)} of {len(self.results)} module(s) hold the {tag} codes"
+                     + (": " + ", ".join(r.resource for r in holding) if holding else ""))
+        if previous:
+            lines.append(f"{len(previous)} module(s) keep their previous codes: "
+                         + ", ".join(f"{r.resource} ({r.status}"
+                                     + (f": {_fmt(r.now)}" if r.now and len(previous) <= 8 else "") + ")"
+                                     for r in previous))
+        if unknown:
+            lines.append(f"{len(unknown)} module(s) in an UNKNOWN state - check them with "
+                         "`eqtune module show`: " + ", ".join(r.resource for r in unknown))
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"profile_digest": self.profile_digest, "dry_run": self.dry_run, "ok": self.ok,
+                "counts": self.counts(), "results": [r.to_dict() for r in self.results]}
+
+
+def _ident_dict(identity: Any) -> dict[str, Any]:
+    import dataclasses
+
+    if dataclasses.is_dataclass(identity) and not isinstance(identity, type):
+        return dataclasses.asdict(identity)
+    if isinstance(identity, dict):
+        return dict(identity)
+    return dict(vars(identity))
+
+
+def _read_codes(module: Any, lanes: Iterable[int], knobs: dict[int, Sequence[str]]) -> dict[int, dict[str, int]]:
+    out = {}
+    for lane in lanes:
+        active = module.active_eq(lane)
+        out[lane] = {k: int(active[k]) for k in knobs[lane] if k in active}
+    return out
+
+
+def check_capabilities(profile: Profile, module: Any) -> None:
+    """Every profile lane and code within what the module advertises (no I/O beyond page 01h)."""
+    caps = module.capabilities()
+    allowed = caps.knob_values()
+    for lane, codes in profile.codes().items():
+        if lane < 1 or lane > int(caps.lanes):
+            raise EqRangeError(f"the profile sets lane {lane} but the module has {caps.lanes} lanes; "
+                               "use a profile for this module type")
+        for name, code in codes.items():
+            vals = allowed.get(name)
+            if not vals:
+                raise EqRangeError(f"the profile sets {name} on lane {lane} but the module does not "
+                                   f"support {name}; use a profile made for this module type")
+            if int(code) not in vals:
+                raise EqRangeError(f"lane {lane} {name}={code} is outside the module's capabilities "
+                                   f"(allowed {min(vals)}..{max(vals)}); the profile does not fit this module")
+    module.validate_eq(profile.codes())
+
+
+def push_to_module(
+    profile: Profile,
+    module: Any,
+    *,
+    resource: str | None = None,
+    dry_run: bool = False,
+    force_identity: bool = False,
+) -> PushResult:
+    """Push to one open ``CmisModule``; never raises for device faults (they become the status)."""
+    t0 = time.perf_counter()
+    res = PushResult(resource or getattr(module, "resource", "?"), REFUSED)
+    target = profile.codes()
+    knobs = {lane: tuple(codes) for lane, codes in target.items()}
+    try:
+        ident = _ident_dict(module.identity())
+        res.identity = ident
+        mism = profile.identity_mismatches(ident)
+        notes = []
+        if mism:
+            if not force_identity:
+                res.message = ("wrong module: " + "; ".join(mism)
+                               + " - nothing written (use --force-identity only if you are sure)")
+                return _done(res, t0)
+            notes.append("identity forced: " + "; ".join(mism))
+        fw = profile.firmware_note(ident)
+        if fw:
+            notes.append(fw)
+        check_capabilities(profile, module)
+        res.previous = _read_codes(module, target, knobs)
+    except EqtuneError as exc:
+        res.message = f"{exc} - nothing written"
+        return _done(res, t0)
+    except Exception as exc:  # a driver bug must not stop a 64-module push
+        res.message = f"unexpected error before writing ({type(exc).__name__}: {exc}) - nothing written"
+        return _done(res, t0)
+
+    if res.previous == target:
+        res.status, res.now = UNCHANGED, dict(res.previous)
+        res.message = "; ".join([*notes, "already holds the profile codes; nothing written"])
+        return _done(res, t0)
+    if dry_run:
+        res.status, res.now = DRY_RUN, dict(res.previous)
+        res.message = "; ".join([*notes, "checks passed; would write " + _diff(res.previous, target)])
+        return _done(res, t0)
+
+    # -- write, apply, read back ---------------------------------------------------------------
+    failure = ""
+    try:
+        res.writes += 1
+        module.apply_eq(target)
+        back = _read_codes(module, target, knobs)
+        if back == target:
+            res.status, res.now = APPLIED, back
+            res.message = "; ".join([*notes, "written, applied and read back: " + _diff(res.previous, target)])
+            return _done(res, t0)
+        failure = f"read back {_fmt(back)} instead of {_fmt(target)}"
+    except EqtuneError as exc:
+        failure = str(exc)
+    except Exception as exc:
+        failure = f"unexpected error while writing ({type(exc).__name__}: {exc})"
+
+    # -- restore -------------------------------------------------------------------------------
+    res.status, res.now = _restore(module, res, knobs)
+    if res.status == RESTORED:
+        res.message = f"push failed ({failure}); previous codes restored and verified"
+    else:
+        res.message = (f"push failed ({failure}) and the previous codes could not be verified: "
+                       f"re-run the push or set the codes with `eqtune module set` "
+                       f"(previous: {_fmt(res.previous)})")
+    return _done(res, t0)
+
+
+def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
+             attempts: int = 3) -> tuple[str, dict[int, dict[str, int]] | None]:
+    """Make the module hold ``res.previous`` again; verify by reading back (retries are safe here:
+    writing the same codes again is idempotent)."""
+    now = None
+    for _ in range(attempts):
+        try:
+            now = _read_codes(module, res.previous, knobs)
+            if now == res.previous:
+                return RESTORED, now
+            res.writes += 1
+            module.apply_eq(res.previous)
+            now = _read_codes(module, res.previous, knobs)
+            if now == res.previous:
+                return RESTORED, now
+        except Exception:
+            now = None
+            continue
+    return UNKNOWN, now
+
+
+def _done(res: PushResult, t0: float) -> PushResult:
+    res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def _fmt(codes: dict[int, dict[str, int]]) -> str:
+    return "; ".join(f"lane {ln} " + ",".join(f"{k}={v}" for k, v in sorted(c.items()))
+                     for ln, c in sorted(codes.items()))
+
+
+def _diff(old: dict[int, dict[str, int]], new: dict[int, dict[str, int]]) -> str:
+    """Changes per lane; lanes with identical changes are grouped ("lanes 1-8 tx_eq 3->6")."""
+    groups: dict[str, list[int]] = {}
+    for lane in sorted(new):
+        ch = ",".join(f"{k} {old.get(lane, {}).get(k, '?')}->{v}" for k, v in sorted(new[lane].items())
+                      if old.get(lane, {}).get(k) != v)
+        if ch:
+            groups.setdefault(ch, []).append(lane)
+    parts = []
+    for ch, lanes in groups.items():
+        contiguous = len(lanes) > 2 and lanes == list(range(lanes[0], lanes[-1] + 1))
+        names = f"{lanes[0]}-{lanes[-1]}" if contiguous else ",".join(map(str, lanes))
+        parts.append(f"lane{'s' if len(lanes) > 1 else ''} {names} {ch}")
+    return "; ".join(parts) or "no change"
+
+
+def push_profile(
+    profile: Profile | str,
+    modules: Sequence[str | Any],
+    *,
+    dry_run: bool = False,
+    force_identity: bool = False,
+    opener: Callable[[str], Any] | None = None,
+    on_result: Callable[[PushResult], None] | None = None,
+    jobs: int = 1,
+) -> PushReport:
+    """Push a profile (or a profile path) to every module (resource strings or open modules).
+
+    ``jobs > 1`` pushes to that many modules at once (threads; use it only when the modules sit on
+    separate buses/adapters, as with emulators or one adapter per cage). Results keep input order.
+    ``on_result`` is called once per module as soon as it is done (from the worker thread).
+    """
+    if not isinstance(profile, Profile):
+        profile = Profile.load(profile)  # schema + digest: refused before any module is opened
+    if not modules:
+        raise ProfileError("no modules to push to: give at least one --module RESOURCE")
+    if opener is None:
+        def opener(resource: str) -> Any:
+            from eqtune.drivers.cmis import open_module
+
+            return open_module(resource)
+
+    def one(item: str | Any) -> PushResult:
+        if isinstance(item, str):
+            t0 = time.perf_counter()
+            mod = None
+            try:
+                mod = opener(item)
+            except EqtuneError as exc:
+                r = _done(PushResult(item, REFUSED, f"cannot open: {exc} - nothing written"), t0)
+            except Exception as exc:
+                r = _done(PushResult(item, REFUSED, f"cannot open ({type(exc).__name__}: {exc}) "
+                                                    "- nothing written"), t0)
+            if mod is not None:
+                try:
+                    r = push_to_module(profile, mod, resource=item, dry_run=dry_run, force_identity=force_identity)
+                finally:
+                    try:
+                        mod.close()
+                    except Exception:
+                        pass
+        else:
+            r = push_to_module(profile, item, dry_run=dry_run, force_identity=force_identity)
+        if on_result is not None:
+            on_result(r)
+        return r
+
+    if jobs > 1 and len(modules) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(jobs, len(modules))) as ex:
+            results = list(ex.map(one, modules))
+    else:
+        results = [one(m) for m in modules]
+    return PushReport(profile.digest, results, dry_run=dry_run)
+
+
+def verify_module(profile: Profile, module: Any, *, force_identity: bool = False) -> dict[str, Any]:
+    """Read-only check: does the profile fit the module, and does the module hold its codes?"""
+    ident = _ident_dict(module.identity())
+    mism = profile.identity_mismatches(ident)
+    out: dict[str, Any] = {"resource": getattr(module, "resource", "?"), "identity": ident,
+                           "identity_ok": not mism, "identity_problems": mism,
+                           "firmware_note": profile.firmware_note(ident)}
+    if mism and not force_identity:
+        raise ProfileError(f"{out['resource']}: wrong module for this profile: " + "; ".join(mism)
+                           + " (use --force-identity to compare anyway)")
+    try:
+        check_capabilities(profile, module)
+        out["capabilities_ok"], out["capability_problem"] = True, ""
+    except EqRangeError as exc:
+        out["capabilities_ok"], out["capability_problem"] = False, str(exc)
+    target = profile.codes()
+    knobs = {lane: tuple(c) for lane, c in target.items()}
+    try:
+        now = _read_codes(module, target, knobs)
+    except EqtuneError as exc:
+        raise ModuleError(f"{out['resource']}: cannot read the active codes ({exc})") from None
+    out["active"] = {str(k): v for k, v in now.items()}
+    out["differences"] = _diff(now, target) if now != target else ""
+    out["holds_profile"] = now == target
+    return out

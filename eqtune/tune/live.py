@@ -1,0 +1,481 @@
+"""``LiveSource``: a ``MarginSource`` over a real (or emulated) CMIS module and a measurement.
+
+Each evaluation: validate the codes against the module's advertised capabilities (no I/O), write
+them (``CmisModule.apply_eq``: stage, apply, poll, read back, restore on failure), wait ``settle_s``,
+then count bit errors for ``dwell_s`` with the module's own PRBS checker (``CmisModule.module_ber``,
+CMIS pages 13h/14h, all lanes at once) or an external BERT (``eqtune.drivers.instrument``).
+
+Margin (larger is better), ``metric``:
+
+* ``"ber"`` (default): ``-log10(BER)`` with a floor at the counting limit,
+  ``margin = -log10(max(errors, k0) / bits)`` where ``k0 = -ln(0.05) = 2.996`` is the 95 % upper bound
+  of a zero-error count (Garwood; see ``eqtune.drivers.measurement``). With zero errors the margin is
+  therefore the 95 % bound ``-log10(ber_upper95)``: a short dwell never claims a better BER than it
+  could have seen, and the margin is monotonic in the error count (1 error never beats 0).
+* ``"q_db"``: the same floored BER as a Q factor in dB, ``20 log10(sqrt(2) erfcinv(2 BER))``
+  (Gaussian tail, NRZ-equivalent; a monotonic map that is closer to linear in SNR, which helps the GP).
+* ``"eye_height"``: the minimum PAM4 eye height (mV) from a sampling scope (instrument ``measure_eye``).
+
+``run_live_tune_cli(options)`` is the entry point used by ``eqtune tune --live``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eqtune.errors import EqRangeError, InputError, InstrumentError, ModuleError, TuneError
+from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
+
+MODULE_KNOBS = ("rx_pre", "rx_post", "rx_amp", "tx_eq")
+METRICS = ("ber", "q_db", "eye_height")
+CHUNK_S = 2.0  # longest single BER gate when the caller can abort (long dwells are split and summed)
+CLOSED_EYE_MV = -10.0  # margin of an eye the scope cannot measure (closed): below every open eye
+K0_95 = -math.log(0.05)  # 2.996: 95 % upper bound of a zero-error Poisson count (Garwood)
+
+
+def ber_floor(bits: int, errors: int) -> float:
+    """BER with the counting-limit floor: ``max(errors, 2.996) / bits``."""
+    if bits <= 0:
+        raise ModuleError("the BER measurement counted no bits: check that the PRBS checker/BERT is running "
+                          "and the dwell is long enough")
+    return min(0.5, max(float(errors), K0_95) / float(bits))
+
+
+def margin_of(bits: int, errors: int, metric: str = "ber") -> float:
+    """Margin from a bit-error count (see the module docstring)."""
+    ber = ber_floor(bits, errors)
+    if metric == "ber":
+        return -math.log10(ber)
+    if metric == "q_db":
+        from scipy.special import erfcinv
+
+        q = math.sqrt(2.0) * float(erfcinv(2.0 * ber))
+        return 20.0 * math.log10(max(q, 1e-6))
+    raise TuneError(f"metric '{metric}' is not a BER metric: use one of ber, q_db")
+
+
+def _counts(c: Any) -> dict[str, Any]:
+    if hasattr(c, "to_dict"):
+        return c.to_dict()
+    return dict(c)
+
+
+@dataclass
+class LiveReading:
+    """One lane's measurement at one set of codes."""
+
+    lane: int
+    codes: dict[str, int]
+    margin: float
+    counts: dict[str, Any] = field(default_factory=dict)  # bits, errors, ber, ber_upper95, dwell_s
+    metrics: dict[str, Any] = field(default_factory=dict)
+    cost_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lane": self.lane, "codes": dict(self.codes), "margin": self.margin, "counts": self.counts,
+                "metrics": self.metrics, "cost_s": round(self.cost_s, 6)}
+
+
+def module_knob_space(
+    caps: Any,
+    *,
+    knobs: Sequence[str] | None = None,
+    start: Mapping[str, int] | None = None,
+) -> KnobSpace:
+    """The module codes within the advertised capabilities (page 01h) as a ``KnobSpace``.
+
+    ``knobs``: which to tune (default: every supported knob with more than one allowed code);
+    the others stay at ``start`` (the lane's original codes).
+    """
+    allowed = {k: tuple(int(v) for v in vals) for k, vals in caps.knob_values().items() if vals}
+    if knobs:
+        unknown = [k for k in knobs if k not in MODULE_KNOBS]
+        if unknown:
+            raise TuneError(f"--knobs {','.join(unknown)}: live tuning sets module codes only "
+                            f"({', '.join(MODULE_KNOBS)})")
+        unsupported = [k for k in knobs if len(allowed.get(k, ())) < 1]
+        if unsupported:
+            raise TuneError(f"--knobs {','.join(unsupported)}: the module does not support "
+                            f"{'it' if len(unsupported) == 1 else 'them'} (capabilities page 01h)")
+        names = [k for k in MODULE_KNOBS if k in knobs]
+    else:
+        names = [k for k in MODULE_KNOBS if len(allowed.get(k, ())) > 1]
+    if not names:
+        raise TuneError("the module advertises no adjustable EQ codes (page 01h); nothing to tune")
+    start = dict(start or {})
+    kn = []
+    for name in names:
+        vals = allowed[name]
+        default = start.get(name, vals[0])
+        if default not in vals:
+            default = vals[0]
+        kn.append(Knob(name, tuple(float(v) for v in vals), float(default), "code",
+                       f"module {name} code (CMIS page 10h/11h)"))
+    fixed = {k: float(v) for k, v in start.items() if k not in names and k in allowed}
+    return KnobSpace(tuple(kn), fixed=fixed)
+
+
+def default_knobs(caps: Any, instrument: Any = None, metric: str = "ber") -> list[str] | None:
+    """The knobs a measurement can see (``None`` = every adjustable knob).
+
+    The module's own PRBS checker (pages 13h/14h) counts errors on the host -> module direction, which
+    only the Tx input EQ (``tx_eq``) changes; a scope on the host side sees the module's Rx output
+    (``rx_pre``, ``rx_post``, ``rx_amp``); a BERT through an optical loopback sees both (every knob).
+    """
+    allowed = caps.knob_values()
+    if instrument is None:
+        pref: tuple[str, ...] | None = ("tx_eq",)
+    elif metric == "eye_height" or getattr(instrument, "kind", "") == "scope":
+        pref = ("rx_pre", "rx_post", "rx_amp")
+    else:
+        pref = None
+    if pref is None:
+        return None
+    names = [k for k in pref if len(allowed.get(k, ())) > 1]
+    return names or None
+
+
+def tx_adaptive_lanes(module: Any, lanes: Sequence[int]) -> list[int]:
+    """Lanes whose Tx input adaptive EQ is on (page 11h), where the driver can tell."""
+    fn = getattr(module, "tx_adaptive_enabled", None)
+    if not callable(fn):
+        return []
+    try:
+        on = fn()
+    except Exception:
+        return []
+    return [ln for ln in lanes if on.get(ln)]
+
+
+def point_codes(point: Mapping[str, float]) -> dict[str, int]:
+    """Integer module codes of an ``EqPoint`` (only module knobs)."""
+    out = {}
+    for k, v in point.items():
+        if k in MODULE_KNOBS:
+            iv = int(round(float(v)))
+            if abs(iv - float(v)) > 1e-9:
+                raise EqRangeError(f"{k}={v} is not an integer code")
+            out[k] = iv
+    return out
+
+
+class LiveSource:
+    """A ``MarginSource`` over a module and a BER/eye measurement.
+
+    ``module``: an open ``CmisModule``. ``lanes``: lanes measured together (the module's checker reads
+    them in parallel; an instrument reads one lane). ``instrument``: an open instrument or ``None``
+    for the module's own checker. ``space`` is the knob space of ``lanes[0]`` (all lanes of one
+    module share capabilities). ``measure(point)`` implements the ``MarginSource`` contract for the
+    first lane; ``apply``/``read`` are the two halves the session loop journals between.
+    """
+
+    def __init__(
+        self,
+        module: Any,
+        lanes: Sequence[int] | int,
+        *,
+        instrument: Any = None,
+        dwell_s: float = 1.0,
+        settle_s: float = 0.0,
+        metric: str = "ber",
+        knobs: Sequence[str] | None = None,
+        start: Mapping[int, Mapping[str, int]] | None = None,
+    ) -> None:
+        if metric not in METRICS:
+            raise TuneError(f"unknown live metric '{metric}': use one of {', '.join(METRICS)}")
+        if metric == "eye_height" and instrument is None:
+            raise TuneError("metric eye_height needs a sampling scope: give --instrument")
+        if dwell_s <= 0:
+            raise InputError(f"--dwell must be > 0 s (got {dwell_s})")
+        self.module = module
+        self.lanes = [int(lanes)] if isinstance(lanes, int) else [int(x) for x in lanes]
+        if not self.lanes:
+            raise TuneError("no lanes to tune: give --lane N")
+        self.instrument = instrument
+        if instrument is not None and len(self.lanes) > 1:
+            raise TuneError("an instrument measures one lane at a time: tune lanes one after another")
+        self.dwell_s = float(dwell_s)
+        self.settle_s = float(settle_s)
+        self.metric = metric
+        self.caps = module.capabilities()
+        for ln in self.lanes:
+            if not 1 <= ln <= int(self.caps.lanes):
+                raise TuneError(f"--lane {ln}: the module has lanes 1..{self.caps.lanes}")
+        self.start = {ln: dict((start or {}).get(ln) or module.active_eq(ln)) for ln in self.lanes}
+        self.adaptive_lanes = tx_adaptive_lanes(module, self.lanes)
+        can_reenable = callable(getattr(module, "enable_tx_adaptive", None))
+        if not knobs:
+            knobs = default_knobs(self.caps, instrument, metric)
+            if self.adaptive_lanes and not can_reenable:
+                names = list(knobs) if knobs else [k for k in MODULE_KNOBS if len(self.caps.knob_values().get(k, ())) > 1]
+                knobs = [k for k in names if k != "tx_eq"]
+                if not knobs:
+                    raise TuneError(
+                        f"lane(s) {','.join(map(str, self.adaptive_lanes))} run the module's Tx input adaptive EQ, "
+                        "and the module's own checker sees only the Tx input: there is nothing eqtune can tune "
+                        "safely (a fixed tx_eq code would switch adaptive EQ off, and this driver cannot switch it "
+                        "back on). Measure with a BERT or scope (--instrument) to tune the Rx output codes")
+        elif "tx_eq" in knobs and self.adaptive_lanes and not can_reenable:
+            raise TuneError(
+                f"--knobs tx_eq: lane(s) {','.join(map(str, self.adaptive_lanes))} run Tx input adaptive EQ; writing "
+                "a fixed tx_eq turns it off and this driver cannot turn it back on, so the original state could "
+                "not be restored. Leave tx_eq out, or disable adaptive EQ on the host/module first")
+        self.space = module_knob_space(self.caps, knobs=knobs, start=self.start[self.lanes[0]])
+        self.knobs = self.space.names
+        self.writes = 0
+        self.overhead_s = 0.0  # time spent outside the dwell (validate, write, apply, read back, settle)
+
+    @property
+    def parallel(self) -> bool:
+        return self.instrument is None
+
+    # -- the two halves ------------------------------------------------------------------------
+    def codes_for(self, lane: int, point: Mapping[str, float]) -> dict[str, int]:
+        """Full codes of a lane for a point: the lane's start codes with the point's knobs."""
+        codes = {k: int(v) for k, v in self.start.get(lane, {}).items()}
+        codes.update(point_codes(point))
+        return codes
+
+    def validate(self, codes: Mapping[int, Mapping[str, int]]) -> dict[int, dict[str, int]]:
+        """Check codes against the capabilities (no I/O); returns them as plain ints."""
+        allowed = self.caps.knob_values()
+        clean: dict[int, dict[str, int]] = {}
+        for lane, c in codes.items():
+            lane = int(lane)
+            if lane not in self.lanes and lane not in self.start:
+                raise EqRangeError(f"lane {lane} is not being tuned here (lanes {self.lanes})")
+            clean[lane] = {}
+            for k, v in c.items():
+                iv = int(v)
+                if iv not in allowed.get(k, ()):
+                    vals = allowed.get(k, ())
+                    raise EqRangeError(f"lane {lane} {k}={iv} is outside the module's capabilities"
+                                       + (f" ({min(vals)}..{max(vals)})" if vals else " (not supported)"))
+                clean[lane][k] = iv
+        self.module.validate_eq(clean)
+        return clean
+
+    def apply(self, codes: Mapping[int, Mapping[str, int]]) -> float:
+        """Validate, write, apply (read back inside ``apply_eq``), settle. Returns seconds spent.
+
+        Only the tuned knobs are written: the others never change, and leaving ``tx_eq`` out keeps
+        the module's Tx input adaptive EQ as it was (the driver turns adaptive EQ off for any lane
+        whose ``tx_eq`` is written)."""
+        t0 = time.perf_counter()
+        clean = self.validate(codes)
+        write = {ln: {k: v for k, v in c.items() if k in self.knobs} for ln, c in clean.items()}
+        write = {ln: c for ln, c in write.items() if c}
+        if write:
+            self.module.apply_eq(write)
+        self.writes += 1
+        if self.settle_s > 0:
+            time.sleep(self.settle_s)
+        dt = time.perf_counter() - t0
+        self.overhead_s += dt
+        return dt
+
+    def _counted(self, dwell: float, count: Any, stop: Any) -> dict[int, Any]:
+        """Error counts over ``dwell`` in gates of at most ``CHUNK_S`` (summed), so that ``stop()``
+        (which raises to abort) is honoured within seconds even when a BER target needs minutes."""
+        if stop is None or dwell <= CHUNK_S * 1.5:
+            return count(dwell)
+        n = int(math.ceil(dwell / CHUNK_S))
+        total: dict[int, Any] = {}
+        for _ in range(n):
+            stop()
+            part = count(dwell / n)
+            total = {ln: (total[ln] + c if ln in total else c) for ln, c in part.items()}
+        return total
+
+    def read(self, dwell_s: float | None = None, codes: Mapping[int, Mapping[str, int]] | None = None,
+             stop: Any = None) -> dict[int, LiveReading]:
+        """Measure every lane for ``dwell_s`` (default: the source's dwell). ``stop``: called between
+        gates of a long dwell; it raises to abandon the measurement (abort)."""
+        dwell = float(dwell_s if dwell_s is not None else self.dwell_s)
+        t0 = time.perf_counter()
+        out: dict[int, LiveReading] = {}
+        if self.instrument is None:
+            counts = self._counted(dwell, lambda d: self.module.module_ber(list(self.lanes), d), stop)
+            for ln in self.lanes:
+                if ln not in counts:
+                    raise ModuleError(f"the module's BER checker returned nothing for lane {ln}: "
+                                      "check that the PRBS checker is enabled on that lane")
+                c = counts[ln]
+                out[ln] = LiveReading(ln, {}, margin_of(int(c.bits), int(c.errors), self.metric), _counts(c))
+        else:
+            ln = self.lanes[0]
+            if self.metric == "eye_height":
+                eye = _instrument_eye(self.instrument, ln, dwell)
+                ehs = eye.get("eye_height_mv")
+                if ehs is None or ehs == []:
+                    raise InstrumentError("the scope returned no eye height: check the pattern and triggering")
+                vals = list(ehs) if isinstance(ehs, (list, tuple)) else [ehs]
+                # a closed eye has no height (SCPI NaN -> None): it ranks below every open eye
+                m = CLOSED_EYE_MV if any(v is None for v in vals) else float(min(vals))
+                out[ln] = LiveReading(ln, {}, m, {}, {k: v for k, v in eye.items()})
+            else:
+                c = self._counted(dwell, lambda d: {ln: _instrument_ber(self.instrument, ln, d)}, stop)[ln]
+                out[ln] = LiveReading(ln, {}, margin_of(int(c.bits), int(c.errors), self.metric), _counts(c))
+        dt = time.perf_counter() - t0
+        for ln, r in out.items():
+            r.cost_s = dt
+            if codes is not None and ln in codes:
+                r.codes = {k: int(v) for k, v in codes[ln].items()}
+        return out
+
+    # -- MarginSource --------------------------------------------------------------------------
+    def measure(self, point: EqPoint):
+        """``MarginSource.measure``: apply the point on the first lane and measure it."""
+        from eqtune.tune.source import Measurement
+
+        lane = self.lanes[0]
+        codes = {lane: self.codes_for(lane, point)}
+        t0 = time.perf_counter()
+        self.apply(codes)
+        r = self.read(codes=codes)[lane]
+        return Measurement(margin=r.margin, metrics={"counts": r.counts, **r.metrics, "codes": r.codes},
+                           cost_s=time.perf_counter() - t0)
+
+
+def _instrument_ber(inst: Any, lane: int, dwell_s: float):
+    try:
+        return inst.measure_ber(lane=lane, dwell_s=dwell_s)
+    except TypeError:
+        return inst.measure_ber(lane, dwell_s)
+
+
+def _instrument_eye(inst: Any, lane: int, dwell_s: float) -> dict[str, Any]:
+    try:
+        r = inst.measure_eye(lane=lane, dwell_s=dwell_s)
+    except TypeError:
+        r = inst.measure_eye(lane)
+    return r if isinstance(r, dict) else (r.to_dict() if hasattr(r, "to_dict") else dict(vars(r)))
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI entry point for `eqtune tune --live`
+# ---------------------------------------------------------------------------------------------
+def _lanes_opt(options: Mapping[str, Any]) -> list[int]:
+    raw = options.get("lanes") or options.get("lane")
+    if raw is None or raw == () or raw == []:
+        return [1]
+    if isinstance(raw, int):
+        return [raw]
+    if isinstance(raw, str):
+        raw = [raw]
+    out: list[int] = []
+    for item in raw:
+        for part in str(item).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if part == "all":
+                return []  # all lanes of the module
+            if "-" in part:
+                a, b = part.split("-", 1)
+                out.extend(range(int(a), int(b) + 1))
+            else:
+                try:
+                    out.append(int(part))
+                except ValueError:
+                    raise InputError(f"--lane {part!r} is not a lane number (1..8, a range 1-4 or 'all')") from None
+    return sorted(set(out))
+
+
+def config_from_options(options: Mapping[str, Any]):
+    """A ``LiveConfig`` from the ``eqtune tune --live`` option dict."""
+    from eqtune.session.live import LiveConfig
+
+    module = options.get("module")
+    if not module:
+        raise InputError("--live needs --module RESOURCE (e.g. emu:c2m-10in or i2c:1@0x50)")
+    instrument = options.get("instrument")
+    use_module_ber = bool(options.get("module_ber")) or not instrument
+    if options.get("module_ber") and instrument:
+        raise InputError("give either --instrument RESOURCE or --module-ber, not both")
+    knobs = options.get("knobs")
+    if isinstance(knobs, str):
+        knobs = [k.strip() for k in knobs.split(",") if k.strip()]
+    if options.get("dwell"):
+        dwell = float(options["dwell"])
+    elif options.get("target_ber"):
+        # the dwell the BER target needs: zero errors in N = -ln(0.05)/target bits (95 % confidence)
+        from eqtune.drivers.measurement import dwell_for
+
+        dwell = dwell_for(float(options["target_ber"]), float(options.get("bit_rate_gbps") or 106.25) * 1e9)
+    else:
+        dwell = 1.0
+    vd = options.get("verify_dwell")
+    return LiveConfig(
+        module=str(module),
+        lanes=_lanes_opt(options),
+        instrument=None if use_module_ber else str(instrument),
+        dwell_s=dwell,
+        verify_dwell_s=float(vd) if vd else None,
+        settle_s=float(options.get("settle") or 0.0),
+        budget=int(options.get("budget") or 30),
+        seed=None if options.get("seed") is None else int(options["seed"]),
+        knobs=list(knobs) if knobs else None,
+        metric=str(options.get("metric") or options.get("objective_live") or "ber"),
+        target_ber=float(options["target_ber"]) if options.get("target_ber") else None,
+        channel=options.get("channel") or None,
+        optimizer=str(options.get("optimizer") or "gp"),
+        target_margin=float(options["target"]) if options.get("target") is not None else None,
+        time_budget_s=float(options["time_budget"]) if options.get("time_budget") else None,
+        metadata={k: str(options[k]) for k in ("site", "customer", "link", "operator") if options.get(k)},
+    )
+
+
+def run_live_tune_cli(options: dict[str, Any]) -> dict[str, Any]:
+    """Run (or with ``options["resume"]``, resume) a journaled live tune; print progress and result.
+
+    Options: ``module`` (resource), ``lane``/``lanes``, ``instrument`` or ``module_ber``, ``dwell`` (s),
+    ``verify_dwell``, ``settle``, ``budget``, ``seed``, ``knobs``, ``metric`` (ber|q_db|eye_height),
+    ``target_ber``, ``session`` (id), ``sessions`` (folder), ``json`` (bool), ``quiet``, ``site``,
+    ``customer``, ``link``, ``operator``, ``channel``, ``profile_out`` / ``save_profile`` (path),
+    ``report_out`` (path). Returns the result summary dict (also printed as JSON with ``json``).
+    """
+    import click
+
+    from eqtune.session.live import LiveTuner
+
+    as_json = bool(options.get("json"))
+    quiet = as_json or bool(options.get("quiet"))
+
+    def on_event(ev) -> None:
+        if quiet:
+            return
+        line = ev.text()
+        if line:
+            click.echo(line, err=True)
+
+    if options.get("resume"):
+        tuner = LiveTuner.resume(str(options["resume"]), sessions_dir=options.get("sessions"), on_event=on_event)
+    else:
+        cfg = config_from_options(options)
+        tuner = LiveTuner.create(cfg, sessions_dir=options.get("sessions"), session_id=options.get("session"),
+                                 on_event=on_event)
+    result = tuner.run()
+    out = result.to_dict()
+    prof = options.get("profile_out") or options.get("save_profile")
+    if prof:
+        from eqtune.session.live import save_session_profile
+
+        out["profile"] = str(save_session_profile(tuner.journal.id, prof, sessions_dir=options.get("sessions")))
+    rep = options.get("report_out")
+    if rep:
+        from eqtune.session.report import write_report
+
+        out["report"] = str(write_report(tuner.journal.id, rep, sessions_dir=options.get("sessions")))
+    if as_json:
+        from eqtune.cli._common import echo_json
+
+        echo_json(out)
+    else:
+        for line in result.summary_lines():
+            click.echo(line)
+    return out

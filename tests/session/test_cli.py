@@ -1,0 +1,103 @@
+"""The session / profile / demo command lines (click runner, in process, emulated hardware)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from eqtune.cli import main
+from eqtune.session.live import LiveConfig, LiveTuner, load_session
+from tests.session.helpers import fixed_tx_eq
+
+
+def run(*args):
+    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return r.exit_code, r.output
+
+
+def test_demo_then_session_and_profile_commands(tmp_path):
+    code, out = run("demo", "--sessions", str(tmp_path), "--quiet", "--seed", "21")
+    assert code == 0, out
+    assert "baseline" in out and "tuned" in out and "report:" in out
+    sid = next(p.name for p in tmp_path.iterdir() if p.is_dir())
+    sdir = tmp_path / sid
+    assert (sdir / "journal.jsonl").is_file() and (sdir / "profile.json").is_file()
+    html = (sdir / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
+    assert "<script" not in html and "http://" not in html and "https://" not in html
+
+    code, out = run("session", "list", "--sessions", str(tmp_path))
+    assert code == 0 and sid in out and "done" in out
+    code, out = run("session", "list", "--sessions", str(tmp_path), "--json")
+    assert json.loads(out)[0]["id"] == sid
+    code, out = run("session", "show", sid, "--sessions", str(tmp_path))
+    assert code == 0 and "lane 1: baseline" in out
+    code, out = run("session", "report", sid, "--sessions", str(tmp_path), "--out", str(tmp_path / "r.html"))
+    assert code == 0 and (tmp_path / "r.html").is_file()
+    code, out = run("session", "resume", sid, "--sessions", str(tmp_path))
+    assert code == 2 and "complete" in out
+
+    prof = tmp_path / "p.json"
+    code, out = run("profile", "save", sid, "--out", str(prof), "--sessions", str(tmp_path))
+    assert code == 0 and "sha256" in out
+    code, out = run("profile", "show", str(prof))
+    assert code == 0 and "integrity ok" in out and "lane 1:" in out
+    res = "emu:c2m-10in?seed=21&settle_ms=0&fast=1&name=cli-push"
+    fixed_tx_eq(res)
+    code, out = run("profile", "verify", str(prof), "--module", res)
+    assert code == 0 and "differs" in out
+    code, out = run("profile", "push", str(prof), "--module", res, "--dry-run")
+    assert code == 0 and "dry-run" in out
+    code, out = run("profile", "push", str(prof), "--module", res, "--json")
+    assert code == 0 and json.loads(out)["counts"] == {"applied": 1}
+    code, out = run("profile", "verify", str(prof), "--module", res)
+    assert code == 0 and "holds the profile codes" in out
+
+    text = prof.read_text()
+    prof.write_text(text.replace('"tx_eq": ', '"tx_eq":  ', 1))
+    code, out = run("profile", "push", str(prof), "--module", res)
+    assert code == 2 and out.count("\n") == 1 and out.startswith("eqtune: error: ")
+
+
+def test_bad_ids_and_missing_things_are_one_line_errors(tmp_path):
+    for args in (["session", "show", "../etc"], ["session", "report", "a/b"], ["session", "resume", "nope"],
+                 ["profile", "show", str(tmp_path / "missing.json")],
+                 ["profile", "save", "nope", "--out", str(tmp_path / "x.json")]):
+        code, out = run(*args, "--sessions", str(tmp_path)) if args[0] == "session" or args[1] == "save" else run(*args)
+        assert code == 2 and out.startswith("eqtune: error: ") and out.count("\n") == 1, (args, out)
+
+
+def test_resume_an_aborted_session_from_the_cli(tmp_path):
+    res = "emu:c2m-10in?seed=22&settle_ms=0&fast=1&name=cli-resume"
+    fixed_tx_eq(res)
+    holder = {}
+
+    def on_event(ev):
+        if ev.kind == "evaluation" and ev.data["n"] == 2:
+            holder["t"].abort("closing the laptop")
+
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=6, seed=3)
+    holder["t"] = t = LiveTuner.create(cfg, sessions_dir=tmp_path, on_event=on_event)
+    assert t.run().status == "aborted"
+    code, out = run("session", "resume", t.session_id, "--sessions", str(tmp_path), "--quiet")
+    assert code == 0, out
+    view = load_session(t.session_id, tmp_path)
+    assert view.status() == "done"
+    assert [m["n"] for m in view.measurements()] == list(range(6))
+
+
+def test_tune_live_entry_point(tmp_path):
+    """`eqtune tune --live` (the tuning engineer's command) delegates to run_live_tune_cli."""
+    res = "emu:c2m-10in?seed=23&settle_ms=0&fast=1&name=cli-tune-live"
+    fixed_tx_eq(res)
+    prof = tmp_path / "p.json"
+    code, out = run("tune", "c2m-10in", "--live", "--module", res, "--lane", "1,2", "--module-ber",
+                    "--dwell", "0.05", "--budget", "8", "--seed", "4", "--sessions", str(tmp_path),
+                    "--session", "site-a", "--json", "--save-profile", str(prof))
+    assert code == 0, out
+    d = json.loads(out[out.index("{"):])
+    assert d["session"] == "site-a" and d["status"] == "done" and set(d["lanes"]) == {"1", "2"}
+    assert d["profile"] == str(prof) and prof.is_file()
+    view = load_session("site-a", tmp_path)
+    assert view.plan()["groups"] == [[1, 2]] and len(view.measurements()) == 8

@@ -1,0 +1,294 @@
+"""Live tuning against the real emulators (module emulator, SCPI instrument emulators over pyvisa-py)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from eqtune.drivers.emulator_module import emulator_for
+from eqtune.drivers.transport import parse_resource
+from eqtune.session.journal import read_journal
+from eqtune.session.live import LiveConfig, LiveTuner, load_session, save_session_profile
+from eqtune.session.profile import Profile
+from tests.session.helpers import fixed_tx_eq
+
+
+def q_db(ber: float) -> float:
+    """Q factor (dB) of a BER: 20 log10(sqrt(2) erfcinv(2 BER)) (Gaussian tail)."""
+    from scipy.special import erfcinv
+
+    return 20 * math.log10(math.sqrt(2) * float(erfcinv(2 * min(max(ber, 1e-300), 0.49))))
+
+
+def scpi(name: str, link, seed: int = 1):
+    from eqtune.drivers.definition import find_definition
+    from eqtune.drivers.emulator_scpi import ScpiEmulator
+
+    return ScpiEmulator(find_definition(name), link, seed=seed).start()
+
+
+def test_module_checker_reaches_optimum_all_lanes_parallel(tmp_path):
+    """Module's own checker (lanes read in parallel), noise on, default budget: every lane within
+    0.5 dB (Q of the true BER) of the best tx_eq code the eye engine finds over the module's grid."""
+    res = "emu:c2m-10in?seed=11&settle_ms=0&fast=1&name=t-live-chk"
+    link = fixed_tx_eq(res).link
+    events = []
+    from eqtune.drivers.measurement import dwell_for
+
+    # the dwell a pre-FEC BER target of 1e-12 needs at 106.25 Gb/s (~28 s; the emulator's virtual
+    # clock makes it instant): shorter gates cannot tell 2e-11 from 1e-12 apart
+    dwell = dwell_for(1e-12, 106.25e9)
+    cfg = LiveConfig(module=res, lanes=[1, 2, 3, 4], dwell_s=dwell, target_ber=1e-12, seed=3)
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path, on_event=events.append)
+    result = tuner.run()
+    assert result.status == "done"
+    assert cfg.budget == 30  # the default budget
+    plan = load_session(tuner.session_id, tmp_path).plan()
+    assert plan["knobs"] == ["tx_eq"] and plan["groups"] == [[1, 2, 3, 4]]
+    for ln in (1, 2, 3, 4):
+        truth = {t: link.ber(ln, "module_rx", {"tx_eq": t}) for t in range(11)}
+        best = max(q_db(b) for b in truth.values())
+        r = result.lanes[ln]
+        assert r.decision == "keep"
+        got = q_db(truth[r.final["tx_eq"]])
+        assert got >= best - 0.5, (ln, r.final, got, best)
+        assert link.active_codes(ln)["tx_eq"] == r.final["tx_eq"]  # the module holds the kept codes
+    kinds = {e.kind for e in events}
+    assert {"phase", "baseline", "evaluation", "verify", "decision", "done"} <= kinds
+
+
+def test_scope_eye_height_reaches_optimum(tmp_path):
+    """Sampling-scope eye height (FlexDCA emulator over real pyvisa-py), noise on, default budget:
+    the kept Rx output codes are within 0.5 dB (20 log10 EH) of the eye engine's best over the grid."""
+    res = "emu:c2m-10in?seed=5&settle_ms=0&name=t-live-scope"
+    link = emulator_for(parse_resource(res)).link
+    emu = scpi("keysight-flexdca", link, seed=5)
+    try:
+        cfg = LiveConfig(module=res, lanes=[1], instrument=emu.resource, metric="eye_height", dwell_s=0.01, seed=2)
+        result = LiveTuner.create(cfg, sessions_dir=tmp_path).run()
+    finally:
+        emu.stop()
+    assert result.status == "done"
+    grid = [dict(rx_pre=p, rx_post=q, rx_amp=a) for p, q, a in itertools.product(range(8), range(8), range(4))]
+    eh = [link.quality(1, "host_rx", c)["eye_height_min_mv"] for c in grid]
+    best = max(eh)
+    r = result.lanes[1]
+    got = link.quality(1, "host_rx", r.final)["eye_height_min_mv"]
+    assert got > 0 and 20 * math.log10(got / best) >= -0.5, (r.final, got, best)
+
+
+def test_bert_loopback_all_knobs(tmp_path):
+    """An external BERT through a loopback (M8040A emulator): all four module knobs, Q-dB margin."""
+    res = "emu:c2m-10in?seed=7&settle_ms=0&name=t-live-bert"
+    link = fixed_tx_eq(res).link
+    emu = scpi("keysight-m8040a", link, seed=7)
+    try:
+        cfg = LiveConfig(module=res, lanes=[2], instrument=emu.resource, metric="q_db", dwell_s=0.02, seed=4)
+        tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
+        result = tuner.run()
+    finally:
+        emu.stop()
+    plan = load_session(tuner.session_id, tmp_path).plan()
+    assert set(plan["knobs"]) == {"rx_pre", "rx_post", "rx_amp", "tx_eq"}
+    best_tx = min(link.ber(2, "module_rx", {"tx_eq": t}) for t in range(11))
+    best_rx = min(link.ber(2, "host_rx", dict(rx_pre=p, rx_post=q, rx_amp=a))
+                  for p, q, a in itertools.product(range(8), range(8), range(4)))
+    best = q_db(best_tx + best_rx)
+    r = result.lanes[2]
+    assert r.decision == "keep"
+    # The real-time BERT gate of 20 ms (2.1e9 bits) resolves BER down to ~1.4e-9; the true optimum
+    # (~1e-12) is far below that, so the claim here is: within 0.5 dB of the optimum OR of the
+    # resolution limit of the dwell (the 0.5 dB-of-optimum checks with enough dwell are above).
+    floor = q_db(2.996 / (link.bit_rate_bps * 0.02))
+    got = q_db(link.ber(2, "loopback", r.final))
+    assert got >= min(best, floor) - 0.5, (got, best, floor)
+    assert got > q_db(link.ber(2, "loopback", r.original)) + 3.0
+
+
+def test_abort_restores_originals_and_journal_says_so(tmp_path):
+    res = "emu:c2m-10in?seed=3&settle_ms=0&fast=1&name=t-live-abort"
+    link = fixed_tx_eq(res).link
+    before = {ln: link.active_codes(ln) for ln in (1, 2)}
+    holder = {}
+
+    def on_event(ev):
+        if ev.kind == "evaluation" and ev.data["n"] == 3:
+            holder["t"].abort("test abort")
+
+    cfg = LiveConfig(module=res, lanes=[1, 2], dwell_s=0.01, budget=20, seed=1)
+    holder["t"] = tuner = LiveTuner.create(cfg, sessions_dir=tmp_path, on_event=on_event)
+    result = tuner.run()
+    assert result.status == "aborted" and "restored" in result.message
+    assert {ln: link.active_codes(ln) for ln in (1, 2)} == before
+    recs = read_journal(tmp_path / tuner.session_id / "journal.jsonl").records
+    types = [r["type"] for r in recs]
+    assert types[-3:] == ["abort", "restore", "end"] or types[-4:-1] == ["abort", "apply", "restore"]
+    assert recs[-1]["status"] == "aborted"
+    assert [r for r in recs if r["type"] == "restore"][-1]["verified"] is True
+
+
+def test_keyboard_interrupt_and_lost_instrument_restore(tmp_path):
+    res = "emu:c2m-10in?seed=4&settle_ms=0&name=t-live-lost"
+    link = emulator_for(parse_resource(res)).link
+    emu = scpi("keysight-m8040a", link, seed=4)
+    before = link.active_codes(1)
+    n = {"k": 0}
+
+    def on_event(ev):
+        if ev.kind == "evaluation":
+            n["k"] += 1
+            if n["k"] == 4:
+                emu.faults.disconnect_after = 0  # the BERT goes away mid-session
+
+    cfg = LiveConfig(module=res, lanes=[1], instrument=emu.resource, dwell_s=0.01, budget=15, seed=1)
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path, on_event=on_event)
+    from eqtune.errors import EqtuneError
+
+    try:
+        with pytest.raises(EqtuneError):
+            tuner.run()
+    finally:
+        emu.stop()
+    assert link.active_codes(1) == before
+    recs = read_journal(tmp_path / tuner.session_id / "journal.jsonl").records
+    assert recs[-1]["type"] == "end" and recs[-1]["status"] == "failed"
+    assert "restored" in recs[-1]["message"]
+
+    # Ctrl-C in the middle of the loop
+    res2 = "emu:c2m-10in?seed=4&settle_ms=0&fast=1&name=t-live-kbi"
+    link2 = fixed_tx_eq(res2).link
+    before2 = link2.active_codes(1)
+
+    def on_event2(ev):
+        if ev.kind == "evaluation" and ev.data["n"] == 2:
+            raise_kbi()
+
+    def raise_kbi():
+        raise KeyboardInterrupt
+
+    cfg2 = LiveConfig(module=res2, lanes=[1], dwell_s=0.01, budget=15, seed=1)
+    t2 = LiveTuner.create(cfg2, sessions_dir=tmp_path)
+    t2.on_event = None
+    orig_emit = t2._emit
+
+    def emit(kind, **data):
+        orig_emit(kind, **data)
+        if kind == "evaluation" and data["n"] == 2:
+            raise KeyboardInterrupt
+
+    t2._emit = emit
+    with pytest.raises(KeyboardInterrupt):
+        t2.run()
+    assert link2.active_codes(1) == before2
+    assert read_journal(tmp_path / t2.session_id / "journal.jsonl").records[-1]["status"] == "failed"
+
+
+def test_step_by_step_pause_and_profile(tmp_path):
+    """The TUI flow: steps one by one from a worker thread, pause/unpause, then save a profile."""
+    import threading
+    import time
+
+    res = "emu:c2m-10in?seed=9&settle_ms=0&fast=1&name=t-live-steps"
+    fixed_tx_eq(res)
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=8, seed=1)
+    events = []
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path, metadata={"site": "Lab", "operator": "me"},
+                             on_event=events.append)
+    info = tuner.connect()
+    assert info["groups"] == [[1]]
+    base = tuner.baseline()
+    assert 1 in base
+    tuner.pause()
+    th = threading.Thread(target=tuner.tune)
+    th.start()
+    time.sleep(0.3)
+    assert not any(e.kind == "evaluation" for e in events)  # paused before the first evaluation
+    tuner.unpause()
+    th.join(60)
+    assert sum(e.kind == "evaluation" for e in events) == 8
+    tuner.verify()
+    tuner.decide()
+    result = tuner.finish()
+    assert result.status == "done"
+    prof = Profile.load(save_session_profile(tuner.session_id, tmp_path / "p.json", tmp_path))
+    assert prof.lanes[1] == result.lanes[1].final and prof.link["site"] == "Lab"
+    assert prof.module["pn"] == "EMU-800G-OSFP" and prof.module["sn"] is None
+
+
+def test_adaptive_tx_eq_is_never_switched_off_silently(tmp_path):
+    """Shipped emulator modules run Tx input adaptive EQ; the driver turns it off for any lane whose
+    tx_eq is written and cannot turn it back on, so eqtune leaves tx_eq alone unless it can restore."""
+    from eqtune.errors import TuneError
+
+    res = "emu:c2m-10in?seed=8&settle_ms=0&fast=1&name=t-live-adaptive"
+    emu = emulator_for(parse_resource(res))
+    writes = len(emu.writes)
+    with pytest.raises(TuneError, match="adaptive"):  # module checker: nothing else to tune
+        LiveTuner.create(LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=4, seed=1),
+                         sessions_dir=tmp_path).run()
+    with pytest.raises(TuneError, match="adaptive"):  # explicit request refused before any write
+        LiveTuner.create(LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=4, seed=1, knobs=["tx_eq"]),
+                         sessions_dir=tmp_path).run()
+    assert len(emu.writes) == writes
+    assert all(read_journal(p).records[-1]["status"] == "failed" for p in tmp_path.glob("*/journal.jsonl"))
+
+
+def test_abort_during_a_long_dwell_is_prompt(tmp_path):
+    """A BER target can need minutes of dwell; abort (from the UI thread) lands within one 2 s gate."""
+    import threading
+    import time
+
+    res = "emu:c2m-10in?seed=12&settle_ms=0&name=t-live-longdwell"  # real clock: dwell takes real time
+    link = fixed_tx_eq(res).link
+    before = link.active_codes(1)
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=30.0, verify_dwell_s=30.0, budget=5, seed=1)
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
+    threading.Timer(1.0, tuner.abort, args=("operator pressed abort",)).start()
+    t0 = time.monotonic()
+    result = tuner.run()
+    assert result.status == "aborted" and time.monotonic() - t0 < 8.0
+    assert link.active_codes(1) == before
+
+
+def test_every_write_is_journaled_on_disk_before_it_happens(tmp_path):
+    """The fake module reads the journal FILE inside apply_eq: the codes it is asked to write must
+    already be there (an fsync'd 'apply' intent or the 'next' of the last 'measure')."""
+    from tests.session.fakes import FakeModule
+
+    mod = FakeModule()
+    seen = []
+    real_apply = mod.apply_eq
+
+    def apply_eq(codes):
+        recs = read_journal(next(tmp_path.glob("*/journal.jsonl"))).records
+        last = recs[-1]
+        if last["type"] == "apply":
+            intent = last["codes"]
+        else:
+            assert last["type"] == "measure" and "next" in last, last["type"]
+            intent = last["next"]["codes"]
+        assert {int(k): {n: c for n, c in v.items() if n in codes[int(k)]} for k, v in intent.items()} == codes
+        assert any(r["type"] == "original" for r in recs)  # the restore point came first
+        seen.append(last["type"])
+        real_apply(codes)
+
+    mod.apply_eq = apply_eq
+    cfg = LiveConfig(module="fake:0", lanes=[1, 2], dwell_s=0.01, budget=8, seed=2)
+    result = LiveTuner.create(cfg, sessions_dir=tmp_path, module=mod).run()
+    assert result.status == "done"
+    assert seen.count("measure") >= 6 and "apply" in seen
+
+
+def test_target_margin_stops_early_and_is_journaled(tmp_path):
+    res = "emu:c2m-10in?seed=13&settle_ms=0&fast=1&name=t-live-target"
+    fixed_tx_eq(res)
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.05, budget=20, seed=1, target_margin=8.0)
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
+    result = tuner.run()
+    view = load_session(tuner.session_id, tmp_path)
+    ms = view.measurements()
+    assert result.status == "done" and len(ms) < 20
+    assert "target margin" in ms[-1]["stop"] and "next" not in ms[-1]
+    assert max(r["margin"] for m in ms for r in m["lanes"].values()) >= 8.0
