@@ -147,13 +147,14 @@ class EqtuneApp(App):
             with TabPane(STEP_TITLES["link"], id="link"):
                 for key, label, default in (("channel", "Channel", "c2m-10in"), ("ber", "Target BER", "1e-6"),
                                             ("metric", "Objective", "ber"),
-                                            ("knobs", "Knobs", "rx_pre,rx_post,rx_amp"),
+                                            ("knobs", "Knobs", "auto"),
                                             ("budget", "Budget", "30"), ("dwell", "Dwell (s)", "1.0")):
                     with Horizontal(classes="row"):
                         yield Label(label)
                         yield Input(default, id=f"link-{key}")
                 yield Static("l: confirm and open the session journal   (channel: a library name, "
-                             "or empty for pure live tuning; objective: ber | q_db | eye_height)", classes="hint")
+                             "or empty for pure live tuning; objective: ber | q_db | eye_height; knobs: auto = what "
+                             "the measurement sees, or e.g. rx_pre,rx_post,rx_amp,tx_eq)", classes="hint")
                 yield Static("", id="link-info")
             with TabPane(STEP_TITLES["baseline"], id="baseline"):
                 yield Static("b: measure the current codes on the chosen lanes (long dwell)", classes="hint")
@@ -365,7 +366,7 @@ class EqtuneApp(App):
         self.query_one("#instrument-res", Input).value = c.instrument_resource or ""
         self.query_one("#link-channel", Input).value = c.link.channel or ""
         self.query_one("#link-metric", Input).value = c.link.metric
-        self.query_one("#link-knobs", Input).value = ",".join(c.link.knobs)
+        self.query_one("#link-knobs", Input).value = ",".join(c.link.knobs) or "auto"
         self.query_one("#link-budget", Input).value = str(c.link.budget)
         self.query_one("#link-dwell", Input).value = f"{c.link.dwell_s:g}"
         self._show_identity()
@@ -415,7 +416,8 @@ class EqtuneApp(App):
         try:
             link = LinkForm(channel=self.value("link-channel") or None, target_ber=float(self.value("link-ber")),
                             metric=self.value("link-metric"),
-                            knobs=[k for k in self.value("link-knobs").replace(" ", "").split(",") if k],
+                            knobs=[k for k in self.value("link-knobs").replace(" ", "").split(",")
+                                   if k and k != "auto"],
                             budget=int(self.value("link-budget")), dwell_s=float(self.value("link-dwell")))
         except ValueError as exc:
             self.fail(InputError(f"link settings: {exc}; BER, budget and dwell must be numbers"))

@@ -48,7 +48,7 @@ class LinkForm:
     channel: str | None = "c2m-10in"  # library channel the link corresponds to (None: pure live)
     target_ber: float = 1e-6
     metric: str = "ber"  # ber | q_db | eye_height
-    knobs: list[str] = field(default_factory=lambda: ["rx_pre", "rx_post", "rx_amp"])
+    knobs: list[str] = field(default_factory=list)  # empty: the knobs the measurement source can see
     budget: int = 30
     dwell_s: float = 1.0
     seed: int | None = None
