@@ -48,16 +48,6 @@ class Timer:
         setattr(obj, name, wrapped)
 
 
-def fixed_tx_eq(emu) -> None:
-    """Emulated module with fixed Tx input EQ (adaptive off), so that tx_eq is a tunable knob."""
-    from eqtune.drivers import cmis_map as M
-
-    emu.poke(0x10, M.TX_ADAPTIVE_EN_SCS0.offset, b"\x00")
-    emu.poke(0x11, M.TX_ADAPTIVE_EN_ACTIVE.offset, b"\x00")
-    for lane in range(1, emu.lanes + 1):
-        emu.link.set_tx_adaptive(lane, False)
-
-
 def live_overhead(evals: int, instrument: bool) -> dict:
     from eqtune.drivers.emulator_module import emulator_for
     from eqtune.drivers.transport import parse_resource
@@ -66,9 +56,9 @@ def live_overhead(evals: int, instrument: bool) -> dict:
     from eqtune.tune.live import LiveSource
 
     tag = "bert" if instrument else "chk"
-    res = f"emu:c2m-10in?seed=1&settle_ms=0&name=bench-live-{tag}" + ("" if instrument else "&fast=1")
+    # adaptive=0: fixed Tx input EQ on all lanes, so that tx_eq is a tunable knob with a poor start
+    res = f"emu:c2m-10in?seed=1&settle_ms=0&adaptive=0&name=bench-live-{tag}" + ("" if instrument else "&fast=1")
     emu_mod = emulator_for(parse_resource(res))
-    fixed_tx_eq(emu_mod)
     link = emu_mod.link
     for t in range(11):  # warm the emulator's eye-engine cache (not part of the loop)
         link.quality(1, "module_rx", {"tx_eq": t})

@@ -41,7 +41,13 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     t0 = time.perf_counter()
     module_ber = not bert
     lanes_l = sorted(set(lanes)) or [1]
-    resource = f"emu:{CHANNEL}?seed={seed}&settle_ms=2" + ("&fast=1" if module_ber else "")
+    # The module's checker sees only the host -> module direction (Tx input EQ). Shipped modules run
+    # adaptive Tx input EQ, which already converges near the best code (eqtune would tune a fixed code
+    # against it and restore adaptive EQ unless the fixed code verifiably beats it); this demo module
+    # ships with fixed Tx input EQ (adaptive=0) far from the optimum, so the checker shows what tuning
+    # a fixed code does. Its virtual clock (fast=1) makes the dwell a 1e-12 BER target needs (~28 s)
+    # instant.
+    resource = f"emu:{CHANNEL}?seed={seed}&settle_ms=2" + ("&fast=1&adaptive=0" if module_ber else "")
     from eqtune.drivers.emulator_module import emulator_for
     from eqtune.drivers.transport import parse_resource
 
@@ -49,17 +55,8 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     emu = None
     instrument = None
     if module_ber:
-        # The module's checker sees only the host -> module direction (Tx input EQ). Shipped modules
-        # run adaptive Tx input EQ, which eqtune never switches off silently; this demo module ships
-        # with fixed Tx input EQ so that the checker has a code to tune. Its virtual clock makes the
-        # dwell a 1e-12 BER target needs (~28 s) instant.
-        from eqtune.drivers import cmis_map as M
         from eqtune.drivers.measurement import dwell_for
 
-        module_emu.poke(0x10, M.TX_ADAPTIVE_EN_SCS0.offset, b"\x00")
-        module_emu.poke(0x11, M.TX_ADAPTIVE_EN_ACTIVE.offset, b"\x00")
-        for ln in range(1, module_emu.lanes + 1):
-            module_emu.link.set_tx_adaptive(ln, False)
         dwell = dwell_for(1e-12, module_emu.link.bit_rate_bps)
     else:
         from eqtune.drivers.definition import find_definition
@@ -123,7 +120,8 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
         v = r.verified_margin if r.verified_margin is not None else float("nan")
         click.echo(f"lane {ln}: baseline {b:.2f} -> tuned {v:.2f} {unit} (BER {ber(base.get(ln))} -> "
                    f"{ber(ver.get(ln))}); {r.decision}; codes "
-                   f"{' '.join(f'{k}={c}' for k, c in sorted((r.final or r.original).items()))}")
+                   f"{' '.join(f'{k}={c}' for k, c in sorted((r.final or r.original).items()))}"
+                   + (" + Tx input adaptive EQ on" if r.tx_adaptive else ""))
     click.echo(f"journal: {out['journal']}")
     if "profile" in out:
         click.echo(f"profile: {out['profile']}")

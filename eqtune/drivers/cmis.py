@@ -9,6 +9,7 @@ procedures, section 8.9.3 Apply triggers) is:
     -> remember Staged Control Set 0 (page 10h 145-173) and the Active Control Set (page 11h)
     -> stage codes for every lane of the affected data paths (others keep their active codes),
        ExplicitControl=1 in DPConfig keeping AppSel and DataPathID, Tx adaptive EQ off where tx_eq is set
+       (``enable_tx_adaptive``/``set_tx_adaptive`` run the same procedure to switch it back on)
     -> ApplyImmediate (hot reconfiguration) when the module allows it (SteppedConfigOnly=0),
        else ApplyDPInit (with DPDeinit around it when SteppedConfigOnly=1)
     -> poll ConfigStatus (page 11h 202-205) and DPState (page 11h 128-131)
@@ -340,7 +341,10 @@ class CmisModule:
 
     # ------------------------------------------------------------------ apply
     def _compose_staged(self, base: bytes, target: dict[int, dict[str, int]], dpcfg_active: bytes,
-                        adaptive_off: set[int], adaptive_active: int) -> bytes:
+                        adaptive: int) -> bytes:
+        """Staged Control Set 0 (page 10h 145-173) holding ``target`` codes for its lanes, ExplicitControl
+        on, and for those lanes the AdaptiveInputEqEnableTx bit (page 10h byte 153) taken from ``adaptive``
+        (a lane bit mask); every other lane and field keeps what ``base`` holds."""
         out = bytearray(base)
         first = M.SCS0_FIRST
         for lane, knobs in target.items():
@@ -354,8 +358,7 @@ class CmisModule:
                 out[j] = (out[j] & ~(mask << shift) & 0xFF) | (value << shift)
             j = M.TX_ADAPTIVE_EN_SCS0.offset - first
             bit = 1 << (lane - 1)
-            en = 0 if lane in adaptive_off else adaptive_active & bit
-            out[j] = (out[j] & ~bit & 0xFF) | en
+            out[j] = (out[j] & ~bit & 0xFF) | (adaptive & bit)
         return bytes(out)
 
     def _write_block(self, page: int, first: int, old: bytes, new: bytes) -> None:
@@ -418,42 +421,92 @@ class CmisModule:
         """Validate -> stage (page 10h) -> apply -> poll -> read back (page 11h); restore on failure.
 
         ``method``: "auto" (ApplyImmediate when allowed, else ApplyDPInit), "immediate" or "dpinit".
+        Writing ``tx_eq`` for a lane selects the fixed Tx input equalizer there, i.e. clears its
+        AdaptiveInputEqEnableTx bit; :meth:`enable_tx_adaptive` sets it again.
         """
+        immediate = self._apply_method(method)
+        codes = self._normalize(codes)
+        off = {ln for ln, k in codes.items() if "tx_eq" in k}
+        self._apply(codes, sorted(codes), off=off, immediate=immediate,
+                    what=f"applying EQ to lane(s) {','.join(map(str, sorted(codes)))}")
+
+    def enable_tx_adaptive(self, lanes: list[int], *, method: str = "auto") -> None:
+        """Switch the module's Tx input adaptive equalizer back on for ``lanes``: the counterpart of
+        writing a fixed ``tx_eq`` with :meth:`apply_eq`. See :meth:`set_tx_adaptive`."""
+        self.set_tx_adaptive(lanes, True, method=method)
+
+    def set_tx_adaptive(self, lanes: list[int], on: bool, *, method: str = "auto") -> None:
+        """Turn Tx input adaptive EQ on (or off) for ``lanes``, leaving every code as it is.
+
+        Refused before any write (EqRangeError) when turning it on and page 01h byte 161 bit 3
+        (TxInputAdaptiveEqSupported) is clear, or for a lane that does not exist. Otherwise the same
+        procedure as :meth:`apply_eq`: stage AdaptiveInputEqEnableTx (page 10h byte 153, CMIS 5.2
+        Table 8-66) for the lanes' data paths, ApplyImmediate/ApplyDPInit, poll ConfigStatus/DPState,
+        read back the active bit (page 11h byte 214, Table 8-87); on failure the previous active
+        state and the staged set are restored and ModuleError is raised. Nothing is written when
+        the lanes already run as asked.
+        """
+        immediate = self._apply_method(method)
+        if isinstance(lanes, int):
+            lanes = [lanes]
+        lanes = sorted({int(ln) for ln in lanes})
+        if not lanes:
+            raise EqRangeError(f"{self.resource}: no lanes given; pass the lanes whose Tx input adaptive EQ to switch")
+        for ln in lanes:
+            self._check_lane(ln)
+        if on and not self.capabilities().tx_adaptive:
+            raise EqRangeError(f"{self.resource}: the module does not advertise Tx input adaptive EQ (page 01h "
+                               "byte 161 bit 3), so it cannot be switched on; its Tx input runs the fixed "
+                               "tx_eq code")
+        state = "on" if on else "off"
+        self._apply({}, lanes, on=set(lanes) if on else set(), off=set() if on else set(lanes),
+                    immediate=immediate,
+                    what=f"switching Tx input adaptive EQ {state} on lane(s) {','.join(map(str, lanes))}")
+
+    def _apply_method(self, method: str) -> bool:
+        """True for ApplyImmediate, False for ApplyDPInit (checked against SteppedConfigOnly)."""
         if method not in ("auto", "immediate", "dpinit"):
             raise EqRangeError(f"apply method {method!r} unknown; use auto, immediate or dpinit")
-        codes = self._normalize(codes)
         caps = self.capabilities()
         if method == "immediate" and not caps.apply_immediate:
             raise ModuleError(f"{self.resource}: the module advertises SteppedConfigOnly, so ApplyImmediate "
                               "is not allowed; use method 'dpinit' (or 'auto')")
-        immediate = caps.apply_immediate if method == "auto" else method == "immediate"
+        return caps.apply_immediate if method == "auto" else method == "immediate"
+
+    def _apply(self, codes: EqCodes, lanes: list[int], *, immediate: bool, what: str,
+               off: set[int] = frozenset(), on: set[int] = frozenset()) -> None:
+        """The shared apply procedure: ``codes`` (validated) for their lanes, Tx adaptive EQ cleared on
+        ``off`` and set on ``on``; every other lane of the affected data paths keeps its active state."""
+        caps = self.capabilities()
         self._check_ready()
         dpcfg = self.regs.read_stable(0x11, M.ACTIVE_DP_CONFIG.offset, 8)
-        unused = [ln for ln in sorted(codes) if not dpcfg[ln - 1] >> 4]
+        unused = [ln for ln in lanes if not dpcfg[ln - 1] >> 4]
         if unused:
             raise ModuleError(f"{self.resource}: lane(s) {unused} belong to no configured data path (active AppSel 0); "
                               "configure the application on the host first (e.g. bring the port up), then retry")
-        group = self._data_path_lanes(sorted(codes), dpcfg)
+        group = self._data_path_lanes(lanes, dpcfg)
         pre_states = self._wait_steady(group, "a steady data path state")
         old_staged = self._eq_block(0x10, M.SCS0_FIRST, M.SCS0_LAST)
         old_active_block = self._eq_block(0x11, M.ACTIVE_FIRST, M.ACTIVE_LAST)
         old_active = {ln: self._decode_eq(old_active_block, M.ACTIVE_FIRST, ln, True) for ln in group}
         adaptive_active = old_active_block[M.TX_ADAPTIVE_EN_ACTIVE.offset - M.ACTIVE_FIRST]
         target = {ln: {**old_active[ln], **codes.get(ln, {})} for ln in group}
-        adaptive_off = {ln for ln, k in codes.items() if "tx_eq" in k}
-        if all(old_active[ln] == target[ln] for ln in group) and not any(
-                adaptive_active >> (ln - 1) & 1 for ln in adaptive_off):
+        off_mask = sum(1 << (ln - 1) for ln in off)
+        on_mask = sum(1 << (ln - 1) for ln in on)
+        adaptive = (adaptive_active & ~off_mask & 0xFF) | on_mask
+        group_mask = sum(1 << (ln - 1) for ln in group)
+        if all(old_active[ln] == target[ln] for ln in group) and not (adaptive ^ adaptive_active) & group_mask:
             return  # already active: nothing to write
-        new_staged = self._compose_staged(old_staged, target, dpcfg, adaptive_off, adaptive_active)
+        new_staged = self._compose_staged(old_staged, target, dpcfg, adaptive)
         try:
-            self._run_apply(group, old_staged, new_staged, target, immediate, caps.stepped_config_only, pre_states)
+            self._run_apply(group, old_staged, new_staged, target, adaptive, immediate, caps.stepped_config_only,
+                            pre_states)
         except DeviceError as exc:
             note = self._restore(group, old_staged, old_active, adaptive_active, dpcfg, immediate,
                                  caps.stepped_config_only, pre_states)
-            lanes_txt = ",".join(map(str, sorted(codes)))
-            raise ModuleError(f"{self.resource}: applying EQ to lane(s) {lanes_txt} failed: {exc} -- {note}") from exc
+            raise ModuleError(f"{self.resource}: {what} failed: {exc} -- {note}") from exc
 
-    def _run_apply(self, group, old_staged, new_staged, target, immediate, stepped, pre_states) -> None:
+    def _run_apply(self, group, old_staged, new_staged, target, adaptive, immediate, stepped, pre_states) -> None:
         self._write_block(0x10, M.SCS0_FIRST, old_staged, new_staged)
         deinit: list[bool] = []
         try:
@@ -468,11 +521,16 @@ class CmisModule:
         got = {ln: self._decode_eq(block, M.ACTIVE_FIRST, ln, True) for ln in group}
         wrong = [f"lane {ln} {k}={got[ln].get(k)} (wanted {v})" for ln in group for k, v in target[ln].items()
                  if got[ln].get(k) != v]
+        got_adaptive = block[M.TX_ADAPTIVE_EN_ACTIVE.offset - M.ACTIVE_FIRST]
+        wrong += [f"lane {ln} Tx adaptive EQ {'on' if got_adaptive >> (ln - 1) & 1 else 'off'} (wanted "
+                  f"{'on' if adaptive >> (ln - 1) & 1 else 'off'})" for ln in group
+                  if (got_adaptive ^ adaptive) >> (ln - 1) & 1]
         if wrong:
             raise ModuleError(f"read-back of page 11h differs: {', '.join(wrong)}")
 
     def _restore(self, group, old_staged, old_active, adaptive_active, dpcfg, immediate, stepped, pre_states) -> str:
-        """Best effort: put the previous active codes back (if they changed) and the staged set."""
+        """Best effort: put the previous active codes and Tx adaptive EQ state back (if they changed)
+        and the staged set."""
         try:
             if stepped:
                 self._release_deinit(group)
@@ -481,9 +539,9 @@ class CmisModule:
             now_active = {ln: self._decode_eq(block, M.ACTIVE_FIRST, ln, True) for ln in group}
             now_adapt = block[M.TX_ADAPTIVE_EN_ACTIVE.offset - M.ACTIVE_FIRST]
             cur_staged = self._eq_block(0x10, M.SCS0_FIRST, M.SCS0_LAST)
-            if now_active != old_active or now_adapt != adaptive_active:
-                adaptive_off = {ln for ln in group if not adaptive_active >> (ln - 1) & 1}
-                back = self._compose_staged(old_staged, old_active, dpcfg, adaptive_off, adaptive_active)
+            group_mask = sum(1 << (ln - 1) for ln in group)
+            if now_active != old_active or (now_adapt ^ adaptive_active) & group_mask:
+                back = self._compose_staged(old_staged, old_active, dpcfg, adaptive_active)
                 self._write_block(0x10, M.SCS0_FIRST, cur_staged, back)
                 deinit: list[bool] = []
                 try:
@@ -594,7 +652,8 @@ class CmisModule:
 
 def open_module(resource: str, **kwargs) -> CmisModule:
     """Open a CMIS module by resource string: ``i2c:1@0x50``, ``optoe:/sys/.../eeprom``,
-    ``ftdi://ftdi:232h/1``, ``emu:CHANNEL[?seed=1&settle_ms=0&fast=1]``, ``net:HOST:PORT``.
+    ``ftdi://ftdi:232h/1``, ``emu:CHANNEL[?seed=1&settle_ms=0&fast=1&adaptive=0]``, ``net:HOST:PORT``
+    (``adaptive=0``: an emulated module with fixed Tx input EQ on all lanes; default adaptive on).
 
     The module is probed (SFF-8024 identifier, paged memory, CMIS revision >= 4.0); keyword
     arguments go to :class:`CmisModule` (``poll_timeout_s``, ``poll_interval_s``).

@@ -129,7 +129,8 @@ RX_PRE_MAX = _f("RxOutputEqPreCursorMax", 1, 154, bit_lo=0, width=4,
 RX_POST_MAX = _f("RxOutputEqPostCursorMax", 1, 154, bit_lo=4, width=4,
                  ref=_S + ": RX_OUTPUT_EQ_POST_CURSOR_MAX @ (1,154) bits 4-7")
 TX_SI_ADVT = _f("TxSiCtrlAdvt", 1, 161, ref=_S + ": TX_SI_CTRL_ADVT @ (1,161): bit 2 "
-                "TX_INPUT_EQ_FIXED_MANUAL_CTRL_SUPPORT, bit 3 TX_INPUT_ADAPTIVE_EQ_SUPPORT")
+                "TX_INPUT_EQ_FIXED_MANUAL_CTRL_SUPPORT, bit 3 TX_INPUT_ADAPTIVE_EQ_SUPPORT; CMIS 5.2 s8.4.7 "
+                "(Supported Signal Integrity Controls Advertisement) byte 161 bit 3 TxInputAdaptiveEqSupported")
 RX_SI_ADVT = _f("RxSiCtrlAdvt", 1, 162, ref=_S + ": RX_SI_CTRL_ADVT @ (1,162): bit 2 "
                 "RX_OUTPUT_AMP_CTRL_SUPPORT, bit 3 RX_OUTPUT_EQ_PRE_CTRL_SUPPORT, bit 4 ..._POST_...")
 TX_FIXED_EQ_SUPPORTED_BIT = 2
@@ -149,8 +150,13 @@ APPLY_IMMEDIATE_SCS0 = _f("ApplyImmediate_SCS0", 0x10, 144, "bit_per_lane",
 DP_CONFIG_SCS0 = _f("DPConfig_SCS0", 0x10, 145, "byte_per_lane",
                     ref=_S + ": STAGED_CTRL_APSEL_FIELD_0_<lane> @ (0x10,144+lane); CMIS 5.2 s8.9.4: "
                     "bits 7-4 AppSel, bits 3-1 DataPathID, bit 0 ExplicitControl")
+# AdaptiveInputEqEnableTx<i>: 1 = the module adapts its Tx input equalizer, 0 = it uses the fixed code
+# FixedInputEqTargetTx<i> (bytes 156-159). Written through the staged set and an Apply trigger like the
+# EQ codes (CmisModule.apply_eq clears it where tx_eq is written, CmisModule.set_tx_adaptive sets it).
 TX_ADAPTIVE_EN_SCS0 = _f("AdaptiveInputEqEnableTx_SCS0", 0x10, 153, "bit_per_lane",
-                         ref=_S + ": ADAPTIVE_INPUT_EQ_ENABLE_TX @ (0x10,153)")
+                         ref="CMIS 5.2 Table 8-66 (Staged Control Set 0, Tx Controls) page 10h byte 153 "
+                         "bit lane-1, advertised by page 01h byte 161 bit 3; " + _S
+                         + ": ADAPTIVE_INPUT_EQ_ENABLE_TX @ (0x10,153)")
 TX_FIXED_EQ_SCS0 = _f("FixedInputEqTargetTx_SCS0", 0x10, 156, "nibble_per_lane",
                       ref=_S + ": FIXED_INPUT_EQ_TARGET_TX1..8 @ (0x10,156..159)")
 RX_PRE_SCS0 = _f("OutputEqPreCursorTargetRx_SCS0", 0x10, 162, "nibble_per_lane",
@@ -172,7 +178,8 @@ ACTIVE_DP_CONFIG = _f("DPConfig_Active", 0x11, 206, "byte_per_lane",
 # Active Control Set: the Staged Control Set 0 layout moved by +61 bytes (CMIS 5.2 s8.10.10,
 # page 11h bytes 206-234 mirror page 10h bytes 145-173).
 TX_ADAPTIVE_EN_ACTIVE = _f("AdaptiveInputEqEnableTx_Active", 0x11, 214, "bit_per_lane",
-                           ref="CMIS 5.2 s8.10.10 page 11h byte 214")
+                           ref="CMIS 5.2 s8.10.10, Table 8-87 (Active Control Set, Provisioned Tx Controls) "
+                           "page 11h byte 214 bit lane-1 (RO)")
 TX_FIXED_EQ_ACTIVE = _f("FixedInputEqTargetTx_Active", 0x11, 217, "nibble_per_lane",
                         ref="CMIS 5.2 s8.10.10 page 11h bytes 217-220")
 RX_PRE_ACTIVE = _f("OutputEqPreCursorTargetRx_Active", 0x11, 223, "nibble_per_lane",

@@ -13,6 +13,10 @@ Behaviour modelled:
 * Staged codes are validated against the advertised capabilities (ConfigRejectedInvalidSI), the
   application (ConfigRejectedInvalidAppSel) and the data path grouping (ConfigRejectedPartialDataPath).
 * ExplicitControl clear -> the module loads its application defaults instead of the staged SI codes.
+* Tx input adaptive EQ (page 10h byte 153 / page 11h byte 214): advertised (``tx_adaptive``) and on
+  at power-up on every lane, as shipped modules do (``tx_adaptive_on=False``, resource option
+  ``adaptive=0``: a module running the fixed ``tx_eq`` code). While on, the link's module-input
+  direction uses the best code (:meth:`EmulatedLink.set_tx_adaptive`).
 * The host-side PRBS checker counts bits and errors from the shared :class:`EmulatedLink`
   (Poisson errors accumulating with elapsed time, ``module_rx`` direction).
 * Fault injection: :meth:`EmulatedModule.inject` with ``"nack"``, ``"timeout"``, ``"corrupt"``,
@@ -104,8 +108,8 @@ class EmulatedModule:
     def __init__(self, link=None, *, channel: str = "c2m-10in", lanes: int = 8, settle_s: float = 0.05,
                  clock=None, seed: int | None = None, noise: bool = True, rx_pre_max: int = 7,
                  rx_post_max: int = 7, rx_amp_codes: tuple[int, ...] = (0, 1, 2, 3), tx_eq_max: int = 10,
-                 tx_adaptive: bool = True, stepped_config_only: bool = False, diagnostics: bool = True,
-                 vdm: bool = True,
+                 tx_adaptive: bool = True, tx_adaptive_on: bool = True, stepped_config_only: bool = False,
+                 diagnostics: bool = True, vdm: bool = True,
                  identity: dict[str, Any] | None = None, name: str = "emu") -> None:
         if link is None:
             from eqtune.drivers.emulated_link import EmulatedLink
@@ -120,6 +124,7 @@ class EmulatedModule:
             "rx_pre_max": rx_pre_max, "rx_post_max": rx_post_max, "rx_amp_codes": tuple(rx_amp_codes),
             "tx_eq_max": tx_eq_max, "tx_adaptive": tx_adaptive,
         }
+        self.tx_adaptive_on = bool(tx_adaptive and tx_adaptive_on)
         self.stepped_config_only = stepped_config_only
         self.diagnostics = diagnostics
         self.vdm = vdm
@@ -239,14 +244,14 @@ class EmulatedModule:
                     desc[i], desc[i + 1] = lane - 1, typ
             self._pg(0x2F)[0] = 0  # groups supported - 1
             self._pg(0x2F)[145 - 128] = 1 << M.VDM_UNFREEZE_DONE_BIT
-        # adaptive Tx input EQ on by default (as shipped modules do), in staged and active sets
-        if caps["tx_adaptive"]:
-            mask = (1 << self.lanes) - 1
-            self._pg(0x10)[M.TX_ADAPTIVE_EN_SCS0.offset - 128] = mask
-            self._pg(0x11)[M.TX_ADAPTIVE_EN_ACTIVE.offset - 128] = mask
+        # adaptive Tx input EQ on by default (as shipped modules do), in staged and active sets;
+        # tx_adaptive_on=False (resource option adaptive=0) powers up with the fixed tx_eq code instead
+        mask = (1 << self.lanes) - 1 if self.tx_adaptive_on else 0
+        self._pg(0x10)[M.TX_ADAPTIVE_EN_SCS0.offset - 128] = mask
+        self._pg(0x11)[M.TX_ADAPTIVE_EN_ACTIVE.offset - 128] = mask
+        if hasattr(self.link, "set_tx_adaptive"):
             for lane in range(1, self.lanes + 1):
-                if hasattr(self.link, "set_tx_adaptive"):
-                    self.link.set_tx_adaptive(lane, True)
+                self.link.set_tx_adaptive(lane, self.tx_adaptive_on)
 
     # ------------------------------------------------------------------ faults
     def inject(self, kind: str, count: int = 1, *, on: str = "any", after: int = 0, **params) -> None:
@@ -481,7 +486,7 @@ class EmulatedModule:
             else:
                 for knob, (_, active) in M.EQ_FIELDS.items():
                     self._set_lane(active, lane, self._defaults[lane][knob])
-                en = bit if self.caps["tx_adaptive"] else 0
+                en = bit if self.tx_adaptive_on else 0  # the application default of this module
             a = M.TX_ADAPTIVE_EN_ACTIVE.offset - 128
             p11[a] = (p11[a] & ~bit & 0xFF) | en
         if push:
@@ -592,7 +597,12 @@ def _opt_bool(v: str) -> bool:
 
 
 def emulator_for(spec) -> EmulatedModule:
-    """The process-wide emulated module for an ``emu:`` resource spec (created on first use)."""
+    """The process-wide emulated module for an ``emu:`` resource spec (created on first use).
+
+    Options: ``seed``, ``settle_ms`` (default 50), ``fast=1`` (virtual clock), ``lanes`` (8),
+    ``stepped=1`` (SteppedConfigOnly), ``noise=0`` (exact error counts), ``adaptive=0|1`` (Tx input
+    adaptive EQ at power-up; default 1 as shipped, 0 = fixed Tx input EQ on all lanes), ``name``
+    (distinguishes otherwise equal strings)."""
     from eqtune.errors import InputError
 
     key = spec.target + "?" + "&".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
@@ -606,6 +616,7 @@ def emulator_for(spec) -> EmulatedModule:
                     "settle_s": float(o.get("settle_ms", 50)) / 1000.0,
                     "lanes": int(o.get("lanes", 8)),
                     "stepped_config_only": _opt_bool(o.get("stepped", "0")),
+                    "tx_adaptive_on": _opt_bool(o.get("adaptive", "1")),
                     "noise": _opt_bool(o.get("noise", "1")),
                     "clock": VirtualClock() if _opt_bool(o.get("fast", "0")) else None,
                     "name": o.get("name", f"emu:{spec.target}"),

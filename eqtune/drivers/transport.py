@@ -15,7 +15,8 @@ Resource strings (see :func:`parse_resource`)::
     optoe:PATH                optoe sysfs eeprom file, e.g. optoe:/sys/bus/i2c/devices/11-0050/eeprom
     ftdi://ftdi:232h/1[@ADDR] FT232H via pyftdi (pip install eqtune[ftdi])
     emu:CHANNEL[?k=v&...]     in-process CMIS module emulator (options: seed, settle_ms, fast, lanes,
-                              stepped, noise, name)
+                              stepped, noise, adaptive, name; adaptive=0 powers up with fixed Tx
+                              input EQ on all lanes, default 1 = adaptive on as shipped)
     net:HOST:PORT             TCP register bridge served by ``eqtune emulate`` (NetBridgeServer)
 """
 
@@ -451,7 +452,7 @@ def parse_resource(resource: str) -> ResourceSpec:
             if not eq or not k:
                 raise InputError(f"{resource!r}: option {item!r} must look like key=value")
             opts[k] = v
-        allowed = {"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "name"}
+        allowed = {"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "name"}
         unknown = set(opts) - allowed
         if unknown:
             raise InputError(f"{resource!r}: unknown emulator option(s) {', '.join(sorted(unknown))}; "

@@ -16,6 +16,11 @@ Safety rules (issue 6):
   of the recommendation last; tuned codes stay only if verification beats the baseline, otherwise
   the originals are restored. Abort (``abort()``, Ctrl-C, any error, a lost instrument) restores the
   originals of every lane not yet decided, and says so.
+* Tx input adaptive EQ: writing a fixed ``tx_eq`` switches the module's adaptive Tx input EQ off. Lanes
+  that ran it (journaled in ``original`` as ``tx_adaptive``) are tuned only when the driver can switch
+  it back on (``enable_tx_adaptive``); their restore point is "original codes + adaptive on": the
+  baseline measures the adaptive equalizer, a tuned fixed code is kept only if it verifiably beats it,
+  and restore (decision, abort, error) writes the original codes and switches adaptive EQ back on.
 * The journal is the source of truth: resuming replays the recorded observations into a fresh
   optimizer (``tell``), so no completed measurement is repeated or lost and, with the stored seed,
   the next proposals are the same as in an uninterrupted run (eqtune.tune optimizers derive every
@@ -47,8 +52,10 @@ RECORD_TYPES: dict[str, str] = {
     "original": "codes per lane read before the first write (the restore point) and the lanes whose Tx "
                 "input adaptive EQ was on (tx_adaptive)",
     "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell",
-    "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane; during "
-             "tuning only for the first evaluation of a run, later intents travel as 'next' in 'measure'",
+    "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane, and "
+             "tx_adaptive: the lanes whose Tx input adaptive EQ is switched back on after the codes (the "
+             "restore point of lanes that ran it); during tuning only for the first evaluation of a run, later "
+             "intents travel as 'next' in 'measure'",
     "baseline": "long-dwell measurement of the original codes: group, dwell_s, per-lane readings",
     "measure": "one completed evaluation: group, n (0-based, per group), wall_s, per-lane readings "
                "(codes, counts {bits, errors, ber, ber_upper95, dwell_s}, margin, metrics), per lane the "
@@ -56,8 +63,11 @@ RECORD_TYPES: dict[str, str] = {
                "'next' {n, codes}: the intent of the next write (journaled before it happens), 'stop': why an "
                "early stop rule (target margin, time budget) ended the group",
     "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
-    "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason",
-    "restore": "codes written back: reason (decision|abort|error), lanes, verified read-back",
+    "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason, and "
+                "for a lane that ran Tx input adaptive EQ before tuning tx_adaptive (true: adaptive EQ back on, "
+                "the codes' tx_eq is only the dormant fixed code; false: the tuned fixed tx_eq stays)",
+    "restore": "codes written back: reason (decision|abort|error), lanes, verified read-back; reason "
+               "tx_adaptive: Tx input adaptive EQ switched back on for lanes, verified read-back",
     "abort": "the run stopped early: reason, error type",
     "end": "status done|aborted|failed and the per-lane summary",
     "profile": "a profile saved from this session: path, digest",
@@ -176,6 +186,9 @@ class LaneResult:
     evaluations: int = 0
     best_observed: float | None = None
     history: list[tuple[dict[str, int], float]] = field(default_factory=list)
+    # lanes that ran Tx input adaptive EQ before tuning: True = back on after the decision (the tx_eq
+    # in ``final`` is only the dormant fixed code), False = the kept fixed tx_eq replaced it; else None
+    tx_adaptive: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -205,7 +218,8 @@ class LiveResult:
             b = "?" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
             v = "?" if r.verified_margin is None else f"{r.verified_margin:.3f}"
             out.append(f"lane {ln}: baseline {b} -> tuned {v} {unit} after {r.evaluations} evaluations; "
-                       f"{r.decision or 'undecided'}; module holds {_fmt_codes(r.final or r.original)}")
+                       f"{r.decision or 'undecided'}; module holds {_fmt_codes(r.final or r.original)}"
+                       + (" with Tx input adaptive EQ on" if r.tx_adaptive else ""))
         out.append(f"journal: {Path(self.session_dir) / 'journal.jsonl'}")
         return out
 
@@ -301,6 +315,8 @@ class SessionView:
             if ln in dec:
                 r.decision = dec[ln]["action"]
                 r.final = dict(dec[ln]["codes"])
+                if "tx_adaptive" in dec[ln]:
+                    r.tx_adaptive = bool(dec[ln]["tx_adaptive"])
             out[ln] = r
         return out
 
@@ -347,6 +363,7 @@ class LiveTuner:
         self.sources: list[Any] = []  # one LiveSource per lane group
         self.groups: list[list[int]] = []
         self.originals: dict[int, dict[str, int]] = {}
+        self.adaptive_lanes: list[int] = []  # lanes whose restore point is Tx input adaptive EQ on
         self.knobs: tuple[str, ...] = ()
         self._t0 = time.perf_counter()
         self.eval_overhead_s: list[float] = []  # wall time per evaluation minus its dwell
@@ -595,6 +612,9 @@ class LiveTuner:
             for g in self.groups
         ]
         self.knobs = self.sources[0].knobs
+        rec = view.last("original") or self.view.last("original") or {}
+        self.adaptive_lanes = sorted(int(ln) for ln in rec.get("tx_adaptive") or [] if int(ln) in orig) \
+            if "tx_eq" in self.knobs and callable(getattr(self.module, "enable_tx_adaptive", None)) else []
         warnings = []
         if cfg.instrument is None and any(k != "tx_eq" for k in self.knobs):
             blind = [k for k in self.knobs if k != "tx_eq"]
@@ -611,33 +631,51 @@ class LiveTuner:
                                 space_size=self.sources[0].space.size())
         return {"groups": self.groups, "originals": self.originals, "identity": ident}
 
-    def _write(self, gi: int, phase: str, codes: dict[int, dict[str, int]], n: int | None = None) -> None:
-        """Journal (fsync) the intent, then write: validation happens before both."""
+    def _write(self, gi: int, phase: str, codes: dict[int, dict[str, int]], n: int | None = None,
+               adaptive: list[int] | None = None) -> None:
+        """Journal (fsync) the intent, then write: validation happens before both. ``adaptive``: lanes
+        whose Tx input adaptive EQ is switched back on after the codes are written (restore points)."""
         src = self.sources[gi]
         clean = src.validate(codes)
-        self.journal.append("apply", phase=phase, group=gi, n=n, codes={str(k): v for k, v in clean.items()})
+        on = sorted(ln for ln in adaptive or () if ln in clean)
+        fields: dict[str, Any] = {"tx_adaptive": on} if on else {}
+        self.journal.append("apply", phase=phase, group=gi, n=n, codes={str(k): v for k, v in clean.items()},
+                            **fields)
         self._last_written = clean
         src.apply(clean)
-        if phase in ("restore", "decision", "baseline"):
-            self._reenable_adaptive(gi, clean)
+        if on:
+            self._reenable_adaptive(on)
 
-    def _reenable_adaptive(self, gi: int, codes: dict[int, dict[str, int]]) -> None:
-        """Lanes that ran Tx input adaptive EQ before tuning get it back when their original codes are
-        written back (only possible when the driver offers ``enable_tx_adaptive``; without it tx_eq is
-        never tuned on such lanes, see LiveSource)."""
-        if "tx_eq" not in self.sources[gi].knobs:
-            return
-        rec = self.view.last("original") or {}
-        lanes = [ln for ln in rec.get("tx_adaptive") or [] if ln in codes and codes[ln] == self.originals.get(ln)]
-        fn = getattr(self.module, "enable_tx_adaptive", None)
-        if lanes and callable(fn):
-            fn(lanes)
-            self.journal.append("restore", reason="tx_adaptive", lanes=lanes, verified=True)
+    def _reenable_adaptive(self, lanes: list[int]) -> bool:
+        """Switch Tx input adaptive EQ back on for ``lanes`` (the driver reads page 11h back), journal it."""
+        self.module.enable_tx_adaptive(list(lanes))
+        ok = self._adaptive_is(dict.fromkeys(lanes, True))
+        self.journal.append("restore", reason="tx_adaptive", lanes=list(lanes), verified=ok)
+        return ok
 
-    def _holds(self, gi: int, codes: dict[int, dict[str, int]]) -> bool:
+    def _restore_point(self, lanes: Any) -> list[int]:
+        """Of ``lanes``, those whose restore point includes Tx input adaptive EQ on."""
+        return [ln for ln in self.adaptive_lanes if ln in lanes]
+
+    def _adaptive_want(self, lanes: Any, restore: Any = ()) -> dict[int, bool]:
+        """Wanted adaptive state of the tracked lanes among ``lanes``: on for those in ``restore``
+        (written back to their restore point), off for the others (they hold a fixed tx_eq)."""
+        return {ln: ln in restore for ln in self.adaptive_lanes if ln in lanes}
+
+    def _adaptive_is(self, want: Mapping[int, bool]) -> bool:
+        if not want:
+            return True
+        try:
+            on = self.module.tx_adaptive_enabled()
+        except EqtuneError:
+            return False
+        return all(bool(on.get(ln)) == w for ln, w in want.items())
+
+    def _holds(self, gi: int, codes: dict[int, dict[str, int]], adaptive: Mapping[int, bool] | None = None) -> bool:
+        """The module's active codes are ``codes`` (and, for ``adaptive``, Tx input adaptive EQ on/off)."""
         try:
             return all({k: int(v) for k, v in self.module.active_eq(ln).items() if k in c} == c
-                       for ln, c in codes.items())
+                       for ln, c in codes.items()) and self._adaptive_is(adaptive or {})
         except EqtuneError:
             return False
 
@@ -651,8 +689,9 @@ class LiveTuner:
                 continue
             self._checkpoint()
             codes = {ln: self.originals[ln] for ln in g}
-            if not self._holds(gi, codes):  # a resumed session may have left other codes
-                self._write(gi, "baseline", codes)
+            back = self._restore_point(g)
+            if not self._holds(gi, codes, self._adaptive_want(g, back)):  # a resumed session may have left others
+                self._write(gi, "baseline", codes, adaptive=back)
             readings = self.sources[gi].read(cfg.verify_dwell, codes=codes, stop=self._abort_check)
             self.journal.append("baseline", group=gi, dwell_s=cfg.verify_dwell,
                                 lanes={str(k): v.to_dict() for k, v in readings.items()})
@@ -800,7 +839,7 @@ class LiveTuner:
                 continue
             self._checkpoint()
             codes = {ln: rec[ln] for ln in g}
-            if not self._holds(gi, codes):
+            if not self._holds(gi, codes, self._adaptive_want(g)):  # fixed tx_eq, even if it equals the original
                 self._write(gi, "verify", codes)
             readings = self.sources[gi].read(cfg.verify_dwell, codes=codes, stop=self._abort_check)
             self.journal.append("verify", group=gi, dwell_s=cfg.verify_dwell,
@@ -822,9 +861,12 @@ class LiveTuner:
         cfg = self.config
         for gi, g in enumerate(self.groups):
             hold: dict[int, dict[str, int]] = {}
+            back: list[int] = []  # lanes going back to Tx input adaptive EQ
             for ln in g:
                 if ln in done:
                     hold[ln] = dict(done[ln]["codes"])
+                    if done[ln].get("tx_adaptive"):
+                        back.append(ln)
                     continue
                 b, v = float(base[ln]["margin"]), float(ver[ln]["margin"])
                 tuned = {k: int(x) for k, x in ver[ln]["codes"].items()}
@@ -835,7 +877,8 @@ class LiveTuner:
                 if cfg.metric in ("ber", "q_db") and bc.get("bits") and vc.get("bits"):
                     b_ber = bc["errors"] / bc["bits"]
                     proven = vc.get("ber_upper95") is not None and vc["ber_upper95"] < b_ber
-                if tuned == self.originals[ln]:
+                adaptive = ln in self.adaptive_lanes  # baseline ran adaptive EQ: a fixed code is a change
+                if tuned == self.originals[ln] and not adaptive:
                     action, codes, why = "keep", tuned, "the original codes are already the best found"
                 elif v > b + cfg.min_gain and proven:
                     action, codes, why = "keep", tuned, f"verified {v:.3f} beats baseline {b:.3f}"
@@ -847,13 +890,21 @@ class LiveTuner:
                                 "improve at this resolution; a longer --verify-dwell can tell them apart)")
                     elif v > b + cfg.min_gain:
                         why += " with 95 % confidence"
+                extra: dict[str, Any] = {}
+                if adaptive:
+                    extra["tx_adaptive"] = action == "restore"
+                    why += ("; Tx input adaptive EQ back on" if action == "restore"
+                            else "; the fixed tx_eq replaces Tx input adaptive EQ")
+                    if action == "restore":
+                        back.append(ln)
                 self.journal.append("decision", lane=ln, group=gi, action=action, baseline=b, verified=v,
-                                    codes=codes, reason=why)
+                                    codes=codes, reason=why, **extra)
                 self._emit("decision", lane=ln, action=action, reason=why, codes=codes, baseline=b, verified=v)
                 hold[ln] = codes
-            if not self._holds(gi, hold):
-                self._write(gi, "decision", hold)
-                ok = self._holds(gi, hold)
+            want = self._adaptive_want(g, back)
+            if not self._holds(gi, hold, want):
+                self._write(gi, "decision", hold, adaptive=back)
+                ok = self._holds(gi, hold, want)
                 self.journal.append("restore", reason="decision", codes={str(k): v for k, v in hold.items()},
                                     verified=ok)
                 if not ok:
@@ -894,16 +945,23 @@ class LiveTuner:
                 if self.sources:
                     for gi, g in enumerate(self.groups):
                         part = {ln: todo[ln] for ln in g if ln in todo}
-                        if part and not self._holds(gi, part):
-                            self._write(gi, "restore", part)
+                        back = self._restore_point(part)
+                        if part and not self._holds(gi, part, self._adaptive_want(part, back)):
+                            self._write(gi, "restore", part, adaptive=back)
                 else:  # not connected in this process: write only the knobs the plan tuned
                     plan = self.view.plan() or {}
                     part = {ln: {k: v for k, v in c.items() if k in plan.get("knobs", ())} for ln, c in todo.items()}
                     part = {ln: c for ln, c in part.items() if c}
                     if part:
                         self.module.apply_eq(part)
+                    rec = self.view.last("original") or {}
+                    back = [int(ln) for ln in rec.get("tx_adaptive") or [] if int(ln) in part
+                            and "tx_eq" in part[int(ln)]]
+                    if back and callable(getattr(self.module, "enable_tx_adaptive", None)):
+                        self.adaptive_lanes = back
+                        self._reenable_adaptive(back)
                 ok = all({k: int(v) for k, v in self.module.active_eq(ln).items() if k in c} == c
-                         for ln, c in todo.items())
+                         for ln, c in todo.items()) and self._adaptive_is(self._adaptive_want(todo, todo))
                 if ok:
                     break
             except BaseException as e:  # keep trying; report below
@@ -915,8 +973,10 @@ class LiveTuner:
             pass
         lanes = ",".join(map(str, sorted(todo)))
         if ok:
-            self._emit("restore", text=f"original codes restored on lane(s) {lanes}")
-            return f"original codes restored and verified on lane(s) {lanes}"
+            back = self._restore_point(todo)
+            also = f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, back))})" if back else ""
+            self._emit("restore", text=f"original codes restored on lane(s) {lanes}{also}")
+            return f"original codes restored and verified on lane(s) {lanes}{also}"
         return (f"COULD NOT restore the original codes on lane(s) {lanes} ({err or 'read-back differs'}): "
                 f"set them with `eqtune module set` ({ {ln: todo[ln] for ln in sorted(todo)} })")
 
@@ -999,6 +1059,7 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
     if dev is None:
         raise ProfileError(f"session {session_id} never connected to a module; there is nothing to save")
     results = view.lane_results()
+    decisions = view.decisions()
     codes: dict[int, dict[str, int]] = {}
     margins: dict[int, dict[str, Any]] = {}
     for ln, r in results.items():
@@ -1007,6 +1068,13 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
                 raise ProfileError(f"session {session_id} lane {ln} has no keep/restore decision yet: resume it "
                                    f"(`eqtune session resume {session_id}`) before saving a profile")
             codes[ln] = dict(r.final or r.original)
+            if decisions.get(ln, {}).get("tx_adaptive"):
+                # the lane went back to Tx input adaptive EQ: a fixed tx_eq in the profile would switch it
+                # off on every module the profile is pushed to, so the profile leaves tx_eq alone
+                codes[ln].pop("tx_eq", None)
+                if not codes[ln]:
+                    del codes[ln]
+                    continue
         else:
             if r.recommended is None:
                 raise ProfileError(f"session {session_id} lane {ln} has no verified recommendation yet")
@@ -1014,6 +1082,9 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
         margins[ln] = {"metric": {"ber": "-log10(BER)", "q_db": "Q dB", "eye_height": "mV"}.get(
             view.config.metric, view.config.metric), "baseline": r.baseline_margin, "tuned": r.verified_margin,
             "decision": r.decision}
+    if not codes:
+        raise ProfileError(f"session {session_id}: every lane went back to the module's Tx input adaptive EQ "
+                           "and no other code was tuned; there is nothing to save in a profile")
     cfg = view.config
     return Profile.from_identity(dev["identity"], codes, pin_serial=pin_serial, channel=cfg.channel,
                                  link=dict(view.header.get("metadata") or {}), margins=margins, session=session_id)

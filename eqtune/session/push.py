@@ -5,12 +5,14 @@ Per module (:func:`push_to_module`)::
     profile schema + digest (already checked by Profile.load)  -> refused before opening anything
     open -> identity (vendor, PN, pinned SN)  -> refuse a mismatch unless force_identity
     capabilities -> every code of every lane checked (validate_eq: no I/O)
-    record the current codes of every profile lane (the restore point)
+    record the current codes of every profile lane and which of the lanes whose tx_eq the profile
+    sets run Tx input adaptive EQ (the restore point: a fixed tx_eq switches adaptive EQ off)
     [dry run stops here]
     write + apply + read back (CmisModule.apply_eq, which restores on its own failures)
     independent read back of page 11h: equal to the profile -> "applied"
-    otherwise restore the recorded codes (apply_eq), read back again:
-        equal to the recorded codes -> "restored", else "unknown" (the message says what to do)
+    otherwise restore the recorded codes (apply_eq) and switch adaptive EQ back on where it was
+    (CmisModule.enable_tx_adaptive), read back again:
+        equal to the recorded state -> "restored", else "unknown" (the message says what to do)
 
 Many modules (:func:`push_profile`): one result per module, failures do not stop the others, and
 the :class:`PushReport` ends with which modules now hold which codes.
@@ -45,8 +47,9 @@ class PushResult:
     identity: dict[str, Any] = field(default_factory=dict)
     previous: dict[int, dict[str, int]] = field(default_factory=dict)  # codes before the push
     now: dict[int, dict[str, int]] | None = None  # codes read back at the end (None = unknown)
-    writes: int = 0  # apply_eq calls made (0 for refused/dry-run/unchanged)
+    writes: int = 0  # apply_eq/enable_tx_adaptive calls made (0 for refused/dry-run/unchanged)
     elapsed_s: float = 0.0
+    adaptive_before: list[int] = field(default_factory=list)  # lanes given a fixed tx_eq that ran adaptive EQ
 
     @property
     def ok(self) -> bool:
@@ -58,6 +61,7 @@ class PushResult:
             "identity": self.identity,
             "previous": {str(k): v for k, v in self.previous.items()},
             "now": None if self.now is None else {str(k): v for k, v in self.now.items()},
+            "adaptive_before": list(self.adaptive_before),
             "writes": self.writes, "elapsed_s": round(self.elapsed_s, 4),
         }
 
@@ -127,6 +131,23 @@ def _read_codes(module: Any, lanes: Iterable[int], knobs: dict[int, Sequence[str
     return out
 
 
+def _adaptive_on(module: Any, target: dict[int, dict[str, int]]) -> list[int]:
+    """Lanes whose tx_eq ``target`` sets and whose Tx input adaptive EQ is on (writing a fixed tx_eq
+    switches it off), where the driver can tell."""
+    fn = getattr(module, "tx_adaptive_enabled", None)
+    if not callable(fn):
+        return []
+    on = fn()
+    return sorted(ln for ln, c in target.items() if "tx_eq" in c and on.get(ln))
+
+
+def _adaptive_holds(module: Any, lanes: Sequence[int]) -> bool:
+    if not lanes:
+        return True
+    on = module.tx_adaptive_enabled()
+    return all(on.get(ln) for ln in lanes)
+
+
 def check_capabilities(profile: Profile, module: Any) -> None:
     """Every profile lane and code within what the module advertises (no I/O beyond page 01h)."""
     caps = module.capabilities()
@@ -175,6 +196,7 @@ def push_to_module(
             notes.append(fw)
         check_capabilities(profile, module)
         res.previous = _read_codes(module, target, knobs)
+        res.adaptive_before = _adaptive_on(module, target)
     except EqtuneError as exc:
         res.message = f"{exc} - nothing written"
         return _done(res, t0)
@@ -182,13 +204,16 @@ def push_to_module(
         res.message = f"unexpected error before writing ({type(exc).__name__}: {exc}) - nothing written"
         return _done(res, t0)
 
-    if res.previous == target:
+    adaptive_note = (f"Tx input adaptive EQ off on lane(s) {','.join(map(str, res.adaptive_before))} "
+                     "(the profile sets a fixed tx_eq)") if res.adaptive_before else ""
+    if res.previous == target and not res.adaptive_before:
         res.status, res.now = UNCHANGED, dict(res.previous)
         res.message = "; ".join([*notes, "already holds the profile codes; nothing written"])
         return _done(res, t0)
     if dry_run:
         res.status, res.now = DRY_RUN, dict(res.previous)
-        res.message = "; ".join([*notes, "checks passed; would write " + _diff(res.previous, target)])
+        res.message = "; ".join([*notes, "checks passed; would write " + _diff(res.previous, target)
+                                 + (f" and switch {adaptive_note}" if adaptive_note else "")])
         return _done(res, t0)
 
     # -- write, apply, read back ---------------------------------------------------------------
@@ -199,7 +224,8 @@ def push_to_module(
         back = _read_codes(module, target, knobs)
         if back == target:
             res.status, res.now = APPLIED, back
-            res.message = "; ".join([*notes, "written, applied and read back: " + _diff(res.previous, target)])
+            res.message = "; ".join([*notes, "written, applied and read back: " + _diff(res.previous, target)]
+                                    + ([adaptive_note] if adaptive_note else []))
             return _done(res, t0)
         failure = f"read back {_fmt(back)} instead of {_fmt(target)}"
     except EqtuneError as exc:
@@ -210,7 +236,9 @@ def push_to_module(
     # -- restore -------------------------------------------------------------------------------
     res.status, res.now = _restore(module, res, knobs)
     if res.status == RESTORED:
-        res.message = f"push failed ({failure}); previous codes restored and verified"
+        res.message = f"push failed ({failure}); previous codes restored and verified" + (
+            f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, res.adaptive_before))})"
+            if res.adaptive_before else "")
     else:
         res.message = (f"push failed ({failure}) and the previous codes could not be verified: "
                        f"re-run the push or set the codes with `eqtune module set` "
@@ -220,18 +248,23 @@ def push_to_module(
 
 def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
              attempts: int = 3) -> tuple[str, dict[int, dict[str, int]] | None]:
-    """Make the module hold ``res.previous`` again; verify by reading back (retries are safe here:
-    writing the same codes again is idempotent)."""
+    """Make the module hold ``res.previous`` again, with Tx input adaptive EQ back on where it ran;
+    verify by reading back (retries are safe here: writing the same state again is idempotent)."""
     now = None
+    back = res.adaptive_before
     for _ in range(attempts):
         try:
             now = _read_codes(module, res.previous, knobs)
-            if now == res.previous:
+            if now == res.previous and _adaptive_holds(module, back):
                 return RESTORED, now
-            res.writes += 1
-            module.apply_eq(res.previous)
+            if now != res.previous:
+                res.writes += 1
+                module.apply_eq(res.previous)
+            if back and not _adaptive_holds(module, back):
+                res.writes += 1
+                module.enable_tx_adaptive(list(back))
             now = _read_codes(module, res.previous, knobs)
-            if now == res.previous:
+            if now == res.previous and _adaptive_holds(module, back):
                 return RESTORED, now
         except Exception:
             now = None
@@ -347,7 +380,15 @@ def verify_module(profile: Profile, module: Any, *, force_identity: bool = False
         now = _read_codes(module, target, knobs)
     except EqtuneError as exc:
         raise ModuleError(f"{out['resource']}: cannot read the active codes ({exc})") from None
+    try:
+        adaptive = _adaptive_on(module, target)  # a fixed tx_eq in the profile, adaptive EQ on the module
+    except EqtuneError as exc:
+        raise ModuleError(f"{out['resource']}: cannot read the Tx input adaptive EQ state ({exc})") from None
     out["active"] = {str(k): v for k, v in now.items()}
-    out["differences"] = _diff(now, target) if now != target else ""
-    out["holds_profile"] = now == target
+    diffs = [_diff(now, target)] if now != target else []
+    if adaptive:
+        diffs.append(f"Tx input adaptive EQ on lane(s) {','.join(map(str, adaptive))} (the profile sets a fixed tx_eq)")
+    out["tx_adaptive"] = adaptive
+    out["differences"] = "; ".join(diffs)
+    out["holds_profile"] = now == target and not adaptive
     return out

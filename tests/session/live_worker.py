@@ -9,7 +9,7 @@ import sys
 
 from eqtune.session.live import LiveConfig, LiveTuner
 
-RESOURCE = "emu:c2m-10in?seed=1&settle_ms=0&fast=1"
+RESOURCE = "emu:c2m-10in?seed=1&settle_ms=0&fast=1&adaptive=0"
 
 
 def main() -> None:
@@ -19,9 +19,8 @@ def main() -> None:
     import eqtune.tune.optimizer  # noqa: F401
     from eqtune.drivers.emulator_module import emulator_for
     from eqtune.drivers.transport import parse_resource
-    from tests.session.helpers import fixed_tx_eq
 
-    link = fixed_tx_eq(RESOURCE).link
+    link = emulator_for(parse_resource(RESOURCE)).link
     assert emulator_for(parse_resource(RESOURCE)).link is link
     for t in range(11):  # warm the emulator's eye-engine cache
         link.quality(1, "module_rx", {"tx_eq": t})

@@ -8,7 +8,6 @@ from click.testing import CliRunner
 
 from eqtune.cli import main
 from eqtune.session.live import LiveConfig, LiveTuner, load_session
-from tests.session.helpers import fixed_tx_eq
 
 
 def run(*args):
@@ -43,8 +42,7 @@ def test_demo_then_session_and_profile_commands(tmp_path):
     assert code == 0 and "sha256" in out
     code, out = run("profile", "show", str(prof))
     assert code == 0 and "integrity ok" in out and "lane 1:" in out
-    res = "emu:c2m-10in?seed=21&settle_ms=0&fast=1&name=cli-push"
-    fixed_tx_eq(res)
+    res = "emu:c2m-10in?seed=21&settle_ms=0&fast=1&name=cli-push&adaptive=0"
     code, out = run("profile", "verify", str(prof), "--module", res)
     assert code == 0 and "differs" in out
     code, out = run("profile", "push", str(prof), "--module", res, "--dry-run")
@@ -69,8 +67,7 @@ def test_bad_ids_and_missing_things_are_one_line_errors(tmp_path):
 
 
 def test_resume_an_aborted_session_from_the_cli(tmp_path):
-    res = "emu:c2m-10in?seed=22&settle_ms=0&fast=1&name=cli-resume"
-    fixed_tx_eq(res)
+    res = "emu:c2m-10in?seed=22&settle_ms=0&fast=1&name=cli-resume&adaptive=0"
     holder = {}
 
     def on_event(ev):
@@ -89,8 +86,7 @@ def test_resume_an_aborted_session_from_the_cli(tmp_path):
 
 def test_tune_live_entry_point(tmp_path):
     """`eqtune tune --live` (the tuning engineer's command) delegates to run_live_tune_cli."""
-    res = "emu:c2m-10in?seed=23&settle_ms=0&fast=1&name=cli-tune-live"
-    fixed_tx_eq(res)
+    res = "emu:c2m-10in?seed=23&settle_ms=0&fast=1&name=cli-tune-live&adaptive=0"
     prof = tmp_path / "p.json"
     code, out = run("tune", "c2m-10in", "--live", "--module", res, "--lane", "1,2", "--module-ber",
                     "--dwell", "0.05", "--budget", "8", "--seed", "4", "--sessions", str(tmp_path),

@@ -12,7 +12,6 @@ from eqtune.drivers.transport import parse_resource
 from eqtune.session.journal import read_journal
 from eqtune.session.live import LiveConfig, LiveTuner, load_session, save_session_profile
 from eqtune.session.profile import Profile
-from tests.session.helpers import fixed_tx_eq
 
 
 def q_db(ber: float) -> float:
@@ -32,8 +31,8 @@ def scpi(name: str, link, seed: int = 1):
 def test_module_checker_reaches_optimum_all_lanes_parallel(tmp_path):
     """Module's own checker (lanes read in parallel), noise on, default budget: every lane within
     0.5 dB (Q of the true BER) of the best tx_eq code the eye engine finds over the module's grid."""
-    res = "emu:c2m-10in?seed=11&settle_ms=0&fast=1&name=t-live-chk"
-    link = fixed_tx_eq(res).link
+    res = "emu:c2m-10in?seed=11&settle_ms=0&fast=1&name=t-live-chk&adaptive=0"
+    link = emulator_for(parse_resource(res)).link
     events = []
     from eqtune.drivers.measurement import dwell_for
 
@@ -81,8 +80,8 @@ def test_scope_eye_height_reaches_optimum(tmp_path):
 
 def test_bert_loopback_all_knobs(tmp_path):
     """An external BERT through a loopback (M8040A emulator): all four module knobs, Q-dB margin."""
-    res = "emu:c2m-10in?seed=7&settle_ms=0&name=t-live-bert"
-    link = fixed_tx_eq(res).link
+    res = "emu:c2m-10in?seed=7&settle_ms=0&name=t-live-bert&adaptive=0"
+    link = emulator_for(parse_resource(res)).link
     emu = scpi("keysight-m8040a", link, seed=7)
     try:
         cfg = LiveConfig(module=res, lanes=[2], instrument=emu.resource, metric="q_db", dwell_s=0.02, seed=4)
@@ -108,8 +107,8 @@ def test_bert_loopback_all_knobs(tmp_path):
 
 
 def test_abort_restores_originals_and_journal_says_so(tmp_path):
-    res = "emu:c2m-10in?seed=3&settle_ms=0&fast=1&name=t-live-abort"
-    link = fixed_tx_eq(res).link
+    res = "emu:c2m-10in?seed=3&settle_ms=0&fast=1&name=t-live-abort&adaptive=0"
+    link = emulator_for(parse_resource(res)).link
     before = {ln: link.active_codes(ln) for ln in (1, 2)}
     holder = {}
 
@@ -157,8 +156,8 @@ def test_keyboard_interrupt_and_lost_instrument_restore(tmp_path):
     assert "restored" in recs[-1]["message"]
 
     # Ctrl-C in the middle of the loop
-    res2 = "emu:c2m-10in?seed=4&settle_ms=0&fast=1&name=t-live-kbi"
-    link2 = fixed_tx_eq(res2).link
+    res2 = "emu:c2m-10in?seed=4&settle_ms=0&fast=1&name=t-live-kbi&adaptive=0"
+    link2 = emulator_for(parse_resource(res2)).link
     before2 = link2.active_codes(1)
 
     def on_event2(ev):
@@ -190,8 +189,7 @@ def test_step_by_step_pause_and_profile(tmp_path):
     import threading
     import time
 
-    res = "emu:c2m-10in?seed=9&settle_ms=0&fast=1&name=t-live-steps"
-    fixed_tx_eq(res)
+    res = "emu:c2m-10in?seed=9&settle_ms=0&fast=1&name=t-live-steps&adaptive=0"
     cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=8, seed=1)
     events = []
     tuner = LiveTuner.create(cfg, sessions_dir=tmp_path, metadata={"site": "Lab", "operator": "me"},
@@ -218,19 +216,30 @@ def test_step_by_step_pause_and_profile(tmp_path):
 
 
 def test_adaptive_tx_eq_is_never_switched_off_silently(tmp_path):
-    """Shipped emulator modules run Tx input adaptive EQ; the driver turns it off for any lane whose
-    tx_eq is written and cannot turn it back on, so eqtune leaves tx_eq alone unless it can restore."""
+    """Shipped emulator modules run Tx input adaptive EQ; writing tx_eq turns it off. A driver that
+    cannot turn it back on (no enable_tx_adaptive) gets tx_eq left alone: refused before any write.
+    (With CmisModule, which can, see tests/session/test_adaptive.py.)"""
+    from eqtune.drivers.cmis import open_module
     from eqtune.errors import TuneError
+
+    class NoReenable:  # an older driver: everything but enable_tx_adaptive
+        def __init__(self, mod):
+            self._mod = mod
+
+        def __getattr__(self, name):
+            if name in ("enable_tx_adaptive", "set_tx_adaptive"):
+                raise AttributeError(name)
+            return getattr(self._mod, name)
 
     res = "emu:c2m-10in?seed=8&settle_ms=0&fast=1&name=t-live-adaptive"
     emu = emulator_for(parse_resource(res))
     writes = len(emu.writes)
     with pytest.raises(TuneError, match="adaptive"):  # module checker: nothing else to tune
         LiveTuner.create(LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=4, seed=1),
-                         sessions_dir=tmp_path).run()
+                         sessions_dir=tmp_path, opener=lambda r: NoReenable(open_module(r))).run()
     with pytest.raises(TuneError, match="adaptive"):  # explicit request refused before any write
         LiveTuner.create(LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=4, seed=1, knobs=["tx_eq"]),
-                         sessions_dir=tmp_path).run()
+                         sessions_dir=tmp_path, opener=lambda r: NoReenable(open_module(r))).run()
     assert len(emu.writes) == writes
     assert all(read_journal(p).records[-1]["status"] == "failed" for p in tmp_path.glob("*/journal.jsonl"))
 
@@ -240,8 +249,8 @@ def test_abort_during_a_long_dwell_is_prompt(tmp_path):
     import threading
     import time
 
-    res = "emu:c2m-10in?seed=12&settle_ms=0&name=t-live-longdwell"  # real clock: dwell takes real time
-    link = fixed_tx_eq(res).link
+    res = "emu:c2m-10in?seed=12&settle_ms=0&name=t-live-longdwell&adaptive=0"  # real clock: dwell takes real time
+    link = emulator_for(parse_resource(res)).link
     before = link.active_codes(1)
     cfg = LiveConfig(module=res, lanes=[1], dwell_s=30.0, verify_dwell_s=30.0, budget=5, seed=1)
     tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
@@ -282,8 +291,7 @@ def test_every_write_is_journaled_on_disk_before_it_happens(tmp_path):
 
 
 def test_target_margin_stops_early_and_is_journaled(tmp_path):
-    res = "emu:c2m-10in?seed=13&settle_ms=0&fast=1&name=t-live-target"
-    fixed_tx_eq(res)
+    res = "emu:c2m-10in?seed=13&settle_ms=0&fast=1&name=t-live-target&adaptive=0"
     cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.05, budget=20, seed=1, target_margin=8.0)
     tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
     result = tuner.run()

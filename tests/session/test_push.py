@@ -106,3 +106,56 @@ def test_push_many_and_verify(tmp_path):
                 assert verify_module(prof, m)["holds_profile"]
         finally:
             m.close()
+
+
+def test_push_fixed_tx_eq_over_adaptive_and_rollback_restores_adaptive(tmp_path):
+    """A profile's fixed tx_eq switches Tx input adaptive EQ off (reported); equal codes on an adaptive
+    module are not "unchanged"; a failed push puts adaptive EQ back on where it ran."""
+    ok_res = "emu:c2m-10in?settle_ms=0&fast=1&name=push-adapt-ok"
+    bad_res = "emu:c2m-10in?settle_ms=0&fast=1&name=push-adapt-bad"
+    m = open_module(ok_res)
+    same = m.active_eq(1)["tx_eq"]  # the dormant fixed code: equal codes, but the module runs adaptive EQ
+    prof = Profile.from_identity(m.identity(), {1: {"tx_eq": same}, 2: {"tx_eq": 6, "rx_post": 5}, 3: {"rx_pre": 2}})
+    m.close()
+    path = prof.save(tmp_path / "p.json")
+    bad = emulator_for(parse_resource(bad_res))
+    bad.inject("reject", count=3)  # the push and the driver's own retries fail
+    m = open_module(bad_res)
+    assert not verify_module(prof, m)["holds_profile"]  # adaptive EQ on: not the profile's fixed code
+    m.close()
+    rep = push_profile(str(path), [ok_res, bad_res])
+    ok, failed = rep.results
+    assert ok.status == APPLIED and ok.adaptive_before == [1, 2] and "adaptive EQ off on lane(s) 1,2" in ok.message
+    assert failed.status == RESTORED and failed.adaptive_before == [1, 2]
+    for r, on in ((ok_res, False), (bad_res, True)):
+        emu = emulator_for(parse_resource(r))
+        assert [emu.link.tx_adaptive(ln) for ln in (1, 2, 3)] == [on, on, True]
+    bad.clear_faults()
+    m = open_module(ok_res)
+    assert verify_module(prof, m)["holds_profile"]
+    m.close()
+
+
+def test_push_rollback_after_bad_read_back_switches_adaptive_on(tmp_path, monkeypatch):
+    """The module applied the profile but the push's independent read-back disagrees: the previous codes
+    are written back and Tx input adaptive EQ switched on again (enable_tx_adaptive), verified."""
+    import eqtune.session.push as P
+
+    res = "emu:c2m-10in?settle_ms=0&fast=1&name=push-adapt-readback"
+    emu = emulator_for(parse_resource(res))
+    m = open_module(res)
+    before = {ln: m.active_eq(ln) for ln in (1, 2)}
+    prof = Profile.from_identity(m.identity(), {1: {"tx_eq": 9}, 2: {"tx_eq": 1}})
+    real, calls = P._read_codes, []
+
+    def flaky(module, lanes, knobs):
+        calls.append(1)
+        got = real(module, lanes, knobs)
+        return {ln: {k: v + 1 for k, v in c.items()} for ln, c in got.items()} if len(calls) == 2 else got
+
+    monkeypatch.setattr(P, "_read_codes", flaky)
+    r = P.push_to_module(prof, m)
+    assert r.status == RESTORED and "adaptive EQ back on lane(s) 1,2" in r.message
+    assert r.writes == 3  # the push, the codes back, adaptive EQ back on
+    assert {ln: m.active_eq(ln) for ln in (1, 2)} == before and emu.link.tx_adaptive(1) and emu.link.tx_adaptive(2)
+    m.close()
