@@ -35,6 +35,16 @@ STEP_TITLES = {
     "session": "1 Session", "devices": "2 Devices", "link": "3 Link", "baseline": "4 Baseline",
     "tune": "5 Tune", "verify": "6 Verify", "save": "7 Save", "report": "8 Report",
 }
+STEP_HINTS = {
+    "session": "Step 1: fill in the session details and press s, or pick a session and press r",
+    "devices": "Step 2: type the module resource (or press e for the emulators), lanes, and press c",
+    "link": "Step 3: choose channel, target BER, objective, knobs, budget; press l to open the journal",
+    "baseline": "Step 4: press b to measure the current codes",
+    "tune": "Step 5: press t to tune; p pauses, a aborts and restores the original codes",
+    "verify": "Step 6: press v to verify the tuned codes against the baseline",
+    "save": "Step 7: press w to save the profile, then u to push it",
+    "report": "Step 8: press o to write the HTML report",
+}
 # action -> the step on which its key is live (others are hidden from the footer)
 STEP_ACTIONS = {
     "start_session": "session", "resume_session": "session",
@@ -119,6 +129,7 @@ class EqtuneApp(App):
         self.best_history: list[float] = []
         self.evaluations = 0
         self.last_error: str = ""
+        self._status_is_hint = True
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -191,14 +202,15 @@ class EqtuneApp(App):
         self.query_one("#module-res", Input).value = self.ctl.module_resource if self._start_with_emulators else ""
         self.refresh_sessions()
         self.focus_tabs()
-        self.set_status("Step 1: fill in the session details and press s, or pick a session and press r")
+        self.set_status(STEP_HINTS["session"], hint=True)
 
     # -- helpers -------------------------------------------------------------------------------
     @property
     def step(self) -> str:
         return self.query_one("#steps", TabbedContent).active or "session"
 
-    def set_status(self, text: str, error: bool = False) -> None:
+    def set_status(self, text: str, error: bool = False, hint: bool = False) -> None:
+        self._status_is_hint = hint
         widget = self.query_one("#status", Static)
         widget.update(text)
         widget.set_class(error, "fail")
@@ -236,6 +248,8 @@ class EqtuneApp(App):
         self.refresh_bindings()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if self._status_is_hint and not self.busy:
+            self.set_status(STEP_HINTS.get(self.step, ""), hint=True)
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -1,0 +1,286 @@
+"""``eqtune tune CHANNEL``: tune equalization codes in simulation (``--sim``) or live (``--live``).
+
+Heavy modules (numpy, skopt, the eye engine, rich, matplotlib) are imported inside the command only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+def _split(values: tuple[str, ...] | str | None) -> list[str]:
+    if not values:
+        return []
+    if isinstance(values, str):
+        values = (values,)
+    return [p.strip() for v in values for p in str(v).split(",") if p.strip()]
+
+
+def _assignments(text: str | None, option: str) -> dict[str, float]:
+    """``"rx_pre=1,rx_post=2"`` -> {"rx_pre": 1.0, "rx_post": 2.0}."""
+    from eqtune.errors import TuneError
+
+    out: dict[str, float] = {}
+    for part in _split(text):
+        name, eq, val = part.partition("=")
+        try:
+            if not eq:
+                raise ValueError
+            out[name.strip()] = float(val)
+        except ValueError:
+            raise TuneError(f"{option} {part!r}: give knob=value pairs, e.g. rx_pre=1,rx_post=3") from None
+    return out
+
+
+def _load_json(path: str, option: str) -> Any:
+    import json
+
+    from eqtune.errors import TuneError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise TuneError(f"{option} {path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise TuneError(f"{option} {path}: not JSON ({exc})") from None
+
+
+@click.command("tune")
+@click.argument("channel", required=False)
+@click.option("--sim", "mode", flag_value="sim", default=True, help="Tune in simulation (eye engine; default).")
+@click.option("--live", "mode", flag_value="live", help="Tune a real or emulated module (see --module).")
+@click.option("--knobs", default=None, metavar="K1,K2",
+              help="Knobs to tune: rx_pre,rx_post,rx_amp,tx_eq,tx_cm3..tx_c2,ctle_gdc,ctle_gdc2; aliases tx_ffe, ctle. "
+                   "Default: the module Rx-output codes rx_pre,rx_post,rx_amp.")
+@click.option("--fix", "fix", default=None, metavar="K=V,...", help="Fix other knobs at these values.")
+@click.option("--budget", type=int, default=60, show_default=True, help="Measurements allowed (baseline included).")
+@click.option("--objective", default="eye_height", show_default=True,
+              help="eye_height (mV), com (dB), eye_width (UI), or a weighted sum like eye_height:1,com:10.")
+@click.option("--corners", default=None, metavar="C1,C2",
+              help="Tune the worst case over corners: 25C,85C (trace temperature), xtalk-on,xtalk-off, 85C+xtalk-on.")
+@click.option("--seed", type=int, default=None, help="Random seed (reproducible runs); drawn and reported if omitted.")
+@click.option("--ber", type=float, default=1e-6, show_default=True, help="Target BER of the eye margins.")
+@click.option("--direction", type=click.Choice(["host_rx", "module_rx", "serdes"]), default=None,
+              help="Link direction (default: from the knobs).")
+@click.option("--profile", "serdes_profile", default=None, help="SerDes profile name or TOML (default: the channel's).")
+@click.option("--optimizer", type=click.Choice(["gp", "random", "grid"]), default="gp", show_default=True,
+              help="Bayesian (gp) or a baseline.")
+@click.option("--start", default=None, metavar="K=V,...", help="Start (baseline) codes; default: the profile defaults.")
+@click.option("--warm", default=None, metavar="FILE",
+              help="Warm start: a previous --json result (its history) or a profile (its codes).")
+@click.option("--time-budget", type=float, default=None, metavar="S", help="Stop after S seconds.")
+@click.option("--target", "target_margin", type=float, default=None, help="Stop once this margin is reached.")
+@click.option("--patience", type=int, default=None, metavar="K", help="Stop when the recommendation is unchanged for K evaluations.")
+@click.option("--remeasure", type=int, default=0, metavar="K", help="Re-measure the K best points at the end (noisy sources).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (progress goes to stderr).")
+@click.option("--save-profile", default=None, metavar="FILE", help="Write the tuned codes as a profile / JSON file.")
+@click.option("--plot", default=None, metavar="FILE.png", help="Convergence curve and tuned eye.")
+# live tuning (delegated to eqtune.tune.live.run_live_tune_cli)
+@click.option("--module", default=None, metavar="RESOURCE", help="[live] Module: i2c:1@0x50, optoe:..., emu:CHANNEL.")
+@click.option("--lane", "lane", multiple=True, metavar="N", help="[live] Lane(s) 1..8 (repeat or comma list).")
+@click.option("--instrument", default=None, metavar="RESOURCE", help="[live] BERT / scope measuring the margin.")
+@click.option("--module-ber", is_flag=True, help="[live] Use the module's own PRBS checker for BER.")
+@click.option("--dwell", type=float, default=None, metavar="S", help="[live] Measurement dwell time per point (s).")
+@click.option("--session", default=None, metavar="ID", help="[live] Session id (journal name).")
+@click.option("--sessions", default=None, metavar="DIR", help="[live] Sessions folder.")
+def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int, objective: str,
+         corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,
+         optimizer: str, start: str | None, warm: str | None, time_budget: float | None,
+         target_margin: float | None, patience: int | None, remeasure: int, as_json: bool,
+         save_profile: str | None, plot: str | None, module: str | None, lane: tuple[str, ...],
+         instrument: str | None, module_ber: bool, dwell: float | None, session: str | None,
+         sessions: str | None) -> None:
+    """Tune the equalization codes of CHANNEL for the largest eye margin.
+
+    \b
+    Simulation:  eqtune tune c2m-10in --sim --knobs rx_pre,rx_post,rx_amp --corners 25C,85C
+    Live:        eqtune tune c2m-10in --live --module emu:c2m-10in --lane 1 --module-ber
+
+    Prints the baseline (default codes) and tuned margins, the tuned codes, evaluations and time.
+    Ctrl-C stops and keeps the best point so far.
+    """
+    from eqtune.errors import TuneError
+
+    if mode == "live":
+        options = {
+            "channel": channel, "knobs": knobs, "budget": budget, "seed": seed, "objective": objective,
+            "corners": corners, "json": as_json, "save_profile": save_profile, "plot": plot,
+            # lanes as given (repeated and/or comma lists, ranges, "all"): parsed by the live module
+            "module": module, "lane": list(lane), "lanes": list(lane), "instrument": instrument,
+            "module_ber": module_ber, "dwell": dwell, "session": session, "sessions": sessions,
+            "time_budget": time_budget, "target": target_margin, "patience": patience, "optimizer": optimizer,
+        }
+        try:
+            from eqtune.tune.live import run_live_tune_cli
+        except ImportError as exc:
+            raise TuneError(f"--live is not available in this build ({exc}): use --sim") from None
+        run_live_tune_cli(options)
+        return
+    live_given = [o for o, v in (("--module", module), ("--lane", lane), ("--instrument", instrument),
+                                 ("--module-ber", module_ber), ("--dwell", dwell), ("--session", session))
+                  if v]
+    if live_given:
+        raise TuneError(f"{', '.join(live_given)} only apply with --live")
+    if not channel:
+        raise TuneError("give a CHANNEL (library name or Touchstone/TOML file), e.g. eqtune tune c2m-10in --sim")
+    _run_sim(channel=channel, knobs=knobs, fix=fix, budget=budget, objective=objective, corners=corners, seed=seed,
+             ber=ber, direction=direction, serdes_profile=serdes_profile, optimizer=optimizer, start=start,
+             warm=warm, time_budget=time_budget, target_margin=target_margin, patience=patience,
+             remeasure=remeasure, as_json=as_json, save_profile=save_profile, plot=plot)
+
+
+def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, objective: str,
+             corners: str | None, seed: int | None, ber: float, direction: str | None,
+             serdes_profile: str | None, optimizer: str, start: str | None, warm: str | None,
+             time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int,
+             as_json: bool, save_profile: str | None, plot: str | None) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from eqtune.tune import SimulationSource, tune
+    from eqtune.tune.base import new_seed
+
+    console = Console(stderr=as_json)
+    if seed is None:
+        seed = new_seed()
+    src = SimulationSource(channel, knobs, objective=objective, corners=corners, ber=ber,
+                           fixed=_assignments(fix, "--fix"), profile=serdes_profile, direction=direction)
+    start_pt = None
+    if start:
+        start_pt = src.default_point()
+        start_pt.update(_assignments(start, "--start"))
+    warm_data = _load_json(warm, "--warm") if warm else None
+    units = f" {src.units}" if src.units else ""
+
+    with Progress(TextColumn("[bold]tuning[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), console=console,
+                  transient=False, disable=False) as progress:
+        task = progress.add_task(f"{channel} ({', '.join(src.space.names)})", total=budget, best="-")
+
+        def on_progress(p) -> None:
+            progress.update(task, completed=p.evaluation, best=f"{p.best_margin:.2f}{units}")
+
+        result = tune(src, budget=budget, seed=seed, time_budget_s=time_budget, target_margin=target_margin,
+                      patience=patience, start=start_pt, warm=warm_data, callback=on_progress,
+                      optimizer=optimizer, remeasure_top_k=remeasure)
+
+    out = result.to_dict()
+    if save_profile:
+        out["profile"] = _save_profile(save_profile, channel, result)
+    if plot:
+        _plot(plot, src, result, channel)
+        out["plot"] = plot
+    if as_json:
+        from eqtune.cli._common import echo_json
+
+        echo_json(out)
+        return
+    if result.stop_reason == "interrupted":
+        console.print("[yellow]interrupted: keeping the best point so far[/]")
+    b, t = result.baseline, result.tuned
+    console.print(f"channel      {channel}   objective {result.objective}"
+                  + (f"   corners {corners}" if corners else ""))
+    console.print(f"baseline     {b.margin:8.2f}{units}   {_codes(b.codes)}")
+    console.print(f"tuned        {t.margin:8.2f}{units}   {_codes(t.codes)}"
+                  + ("   (start kept: nothing measured better)" if result.kept_start else ""))
+    console.print(f"improvement  {result.improvement:+8.2f}{units}")
+    worst = t.metrics.get("worst_corner")
+    if worst and "corners" in t.metrics:
+        console.print(f"worst corner {worst}: " + ", ".join(
+            f"{k} {v['margin']:.2f}" for k, v in t.metrics["corners"].items()))
+    console.print(f"evaluations  {result.evaluations} of {budget}   stop: {result.stop_reason}   "
+                  f"time {result.elapsed_s:.1f} s   seed {result.seed}")
+    if save_profile:
+        console.print(f"profile      {out['profile']}")
+    if plot:
+        console.print(f"plot         {plot}")
+
+
+def _codes(codes: dict) -> str:
+    return " ".join(f"{k}={v:g}" for k, v in codes.items())
+
+
+def _save_profile(path: str, channel: str, result) -> str:
+    """A session profile (eqtune.session.profile) when the tuned knobs are module codes; else plain JSON."""
+    import json
+    from pathlib import Path
+
+    from eqtune.errors import ProfileError, TuneError
+
+    codes = {k: v for k, v in result.tuned.codes.items()}
+    try:
+        from eqtune.session.profile import KNOBS, Profile
+    except ImportError:
+        Profile, KNOBS = None, ()
+    if Profile is not None and codes and all(k in KNOBS and isinstance(v, int) for k, v in codes.items()):
+        prof = Profile(
+            module={"vendor": "simulation", "oui": "", "pn": "simulated", "rev": "", "firmware": "", "sn": None},
+            lanes={1: codes}, channel=channel,
+            margins={1: {"baseline": round(result.baseline.margin, 4), "tuned": round(result.tuned.margin, 4),
+                         "metric": f"{result.objective} ({result.units})" if result.units else result.objective,
+                         "decision": "keep" if not result.kept_start else "start"}},
+        )
+        try:
+            return str(prof.save(path))
+        except ProfileError:
+            raise
+    doc = {"schema": "eqtune.tuned-codes", "version": 1, "channel": channel, "objective": result.objective,
+           "units": result.units, "codes": codes, "baseline_margin": result.baseline.margin,
+           "tuned_margin": result.tuned.margin, "seed": result.seed}
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise TuneError(f"--save-profile {path}: cannot write ({exc.strerror})") from None
+    return str(p)
+
+
+def _plot(path: str, src, result, channel: str) -> None:
+    """Two panels: convergence (every margin + best so far vs evaluation) and the tuned statistical eye."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from eqtune.errors import TuneError
+
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4.8))
+    n = np.arange(1, len(result.history) + 1)
+    ys = np.array([e.margin for e in result.history])
+    ax[0].plot(n, ys, "o", ms=3, color="0.6", label="measured")
+    ax[0].plot(n, result.best_so_far(), "-", color="C0", label="best so far")
+    ax[0].axhline(result.baseline.margin, color="C3", ls=":", label="baseline")
+    ax[0].set(title=f"convergence ({result.optimizer}, seed {result.seed})", xlabel="evaluation",
+              ylabel=f"margin ({result.units})" if result.units else "margin")
+    ax[0].legend(loc="lower right")
+    try:
+        eng = src.engine_for(result.tuned.point)
+        res = src.evaluate(result.tuned.point)
+        dens = eng.density(res.eq)
+        con = eng.contour(res.eq)
+        ph = np.array(dens["phase_ui"])
+        img = np.log10(np.maximum(np.array(dens["pdf"]).T, 1e-12))
+        ax[1].imshow(img, origin="lower", aspect="auto", cmap="inferno", vmin=img.max() - 10,
+                     extent=(ph[0], ph[-1], dens["v_mv"][0], dens["v_mv"][-1]))
+        lo, hi = np.array(con["lower_mv"]), np.array(con["upper_mv"])
+        for e in range(lo.shape[1]):
+            ok = hi[:, e] > lo[:, e]
+            ax[1].plot(ph[ok], lo[ok, e], "c.", ms=2)
+            ax[1].plot(ph[ok], hi[ok, e], "c.", ms=2)
+        ax[1].set(title=f"tuned eye: EH {res.eye_height_min_mv:.1f} mV, COM {res.com_db:.2f} dB",
+                  xlabel="phase (UI)", ylabel="mV")
+    except (AttributeError, KeyError, TypeError) as exc:  # an engine without density/contour
+        ax[1].text(0.5, 0.5, f"eye not available: {exc}", ha="center", transform=ax[1].transAxes)
+    fig.suptitle(f"{channel}: {result.baseline.margin:.2f} -> {result.tuned.margin:.2f} {result.units}")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=100)
+    except OSError as exc:
+        raise TuneError(f"--plot {path}: cannot write ({exc.strerror}): choose a writable path") from None
+    finally:
+        plt.close(fig)

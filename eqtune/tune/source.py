@@ -1,0 +1,507 @@
+"""Margin sources: anything that turns an ``EqPoint`` into a margin (larger is better).
+
+``MarginSource`` is the contract between the optimizer and the world. ``SimulationSource`` measures
+with the eye engine (worst case over corners); ``LiveSource`` (``eqtune.tune.live``) measures a real or
+emulated module. ``FunctionSource`` wraps a plain function (tests, synthetic objectives) and
+``TableSource`` replays a precomputed grid (benchmarks: the exhaustive grid is evaluated once and every
+optimizer then reads the same table).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from eqtune.errors import EqtuneError, TuneError
+from eqtune.serdes.knobs import EqPoint, KnobSpace
+
+
+@dataclass
+class Measurement:
+    """One measured margin: ``margin`` (objective units, negative for a closed eye), the metrics it came
+    from (JSON-able: per-corner values, eye height, COM, ...), and what the measurement cost (s)."""
+
+    margin: float
+    metrics: dict[str, Any] = field(default_factory=dict)
+    cost_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"margin": _num(self.margin), "metrics": _jsonable(self.metrics), "cost_s": _num(self.cost_s)}
+
+
+@runtime_checkable
+class MarginSource(Protocol):
+    """``space`` (the knobs being tuned) and ``measure(point) -> Measurement``.
+
+    A source may also offer ``measure_batch(points) -> list[Measurement]`` (vectorized simulation),
+    ``default_point() -> EqPoint`` (where tuning starts by default), ``objective`` (str, for reports),
+    ``units`` (str, e.g. "mV" or "dB") and ``deterministic`` (bool: the same point always measures the
+    same, as in simulation; then ``tune()`` returns the best measured point instead of the GP's
+    noise-aware pick).
+    """
+
+    space: KnobSpace
+
+    def measure(self, point: EqPoint) -> Measurement: ...
+
+
+def measure_many(source: MarginSource, points: Sequence[EqPoint]) -> list[Measurement]:
+    """Measure several points, in one batch when the source can."""
+    if not points:
+        return []
+    batch = getattr(source, "measure_batch", None)
+    if batch is not None and len(points) > 1:
+        out = list(batch(list(points)))
+        if len(out) != len(points):
+            raise TuneError(f"measure_batch returned {len(out)} measurements for {len(points)} points")
+        return out
+    return [source.measure(p) for p in points]
+
+
+def source_start(source: MarginSource) -> EqPoint:
+    """Where tuning starts by default: the source's ``default_point()`` or the knobs' defaults."""
+    fn = getattr(source, "default_point", None)
+    base: EqPoint = dict(source.space.fixed)
+    if fn is not None:
+        p = fn()
+        base.update({k: float(v) for k, v in p.items()})
+    for k in source.space.knobs:
+        base.setdefault(k.name, float(k.default))
+    return base
+
+
+# ---------------------------------------------------------------------------------------------
+# Simple sources
+# ---------------------------------------------------------------------------------------------
+class FunctionSource:
+    """A source from a function ``f(point) -> margin`` (or ``-> Measurement``), optionally noisy."""
+
+    def __init__(self, space: KnobSpace, fn: Callable[[EqPoint], float | Measurement], *, noise: float = 0.0,
+                 seed: int = 0, objective: str = "margin", units: str = "") -> None:
+        self.space = space
+        self.fn = fn
+        self.noise = float(noise)
+        self._rng = np.random.default_rng(seed)
+        self.objective = objective
+        self.units = units
+        self.deterministic = self.noise == 0
+        self.calls = 0
+
+    def measure(self, point: EqPoint) -> Measurement:
+        t0 = time.perf_counter()
+        r = self.fn(point)
+        self.calls += 1
+        m = r if isinstance(r, Measurement) else Measurement(float(r), {})
+        if self.noise > 0:
+            m = Measurement(m.margin + float(self._rng.normal(0.0, self.noise)), {**m.metrics, "true": m.margin})
+        m.cost_s = m.cost_s or time.perf_counter() - t0
+        return m
+
+
+class TableSource:
+    """Replays margins precomputed on every feasible grid point (rows in ``space.names`` order)."""
+
+    def __init__(self, space: KnobSpace, grid: np.ndarray, margins: np.ndarray, *, objective: str = "margin",
+                 units: str = "", start: EqPoint | None = None) -> None:
+        self.space = space
+        self.objective = objective
+        self.units = units
+        self._start = start
+        self.deterministic = True
+        grid = np.asarray(grid, dtype=float)
+        self._table = {tuple(np.round(r, 9)): float(m) for r, m in zip(grid, np.asarray(margins, dtype=float))}
+        self.calls = 0
+
+    def default_point(self) -> EqPoint:
+        return dict(self._start) if self._start is not None else {k.name: k.default for k in self.space.knobs}
+
+    def measure(self, point: EqPoint) -> Measurement:
+        key = tuple(round(float(point[n]), 9) for n in self.space.names)
+        if key not in self._table:
+            raise TuneError(f"point {dict(zip(self.space.names, key))} is not in the precomputed table")
+        self.calls += 1
+        return Measurement(self._table[key], {})
+
+
+# ---------------------------------------------------------------------------------------------
+# Simulation (eye engine)
+# ---------------------------------------------------------------------------------------------
+#: objective name -> (EyeResult attribute, units)
+OBJECTIVES: dict[str, tuple[str, str]] = {
+    "eye_height": ("eye_height_min_mv", "mV"),
+    "com": ("com_db", "dB"),
+    "eye_width": ("eye_width_ui", "UI"),
+}
+
+#: knob aliases accepted by ``--knobs``
+KNOB_ALIASES: dict[str, tuple[str, ...]] = {
+    "tx_ffe": ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2"),
+    "ctle": ("ctle_gdc", "ctle_gdc2"),
+    "module": ("rx_pre", "rx_post", "rx_amp", "tx_eq"),
+    "module_rx_out": ("rx_pre", "rx_post", "rx_amp"),
+}
+
+KNOWN_KNOBS = ("rx_pre", "rx_post", "rx_amp", "tx_eq", "tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2",
+               "ctle_gdc", "ctle_gdc2")
+
+# which link direction each knob belongs to (ARCHITECTURE.md, "Link directions")
+_DIRECTION_OF = {"rx_pre": "host_rx", "rx_post": "host_rx", "rx_amp": "host_rx", "ctle_gdc": "host_rx",
+                 "ctle_gdc2": "host_rx", "tx_eq": "module_rx", "tx_cm3": "module_rx", "tx_cm2": "module_rx",
+                 "tx_cm1": "module_rx", "tx_c1": "module_rx", "tx_c2": "module_rx"}
+
+
+def parse_objective(objective: str | Mapping[str, float]) -> dict[str, float]:
+    """``"eye_height"``, ``"com"``, ``"eye_width"``, a weighted sum ``"eye_height:1,com:10"`` or a mapping."""
+    if isinstance(objective, Mapping):
+        weights = {str(k): float(v) for k, v in objective.items()}
+    else:
+        text = str(objective).strip()
+        weights = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, _, w = part.partition(":")
+            try:
+                weights[name.strip()] = float(w) if w else 1.0
+            except ValueError:
+                raise TuneError(f"--objective: weight '{w}' of '{name}' is not a number") from None
+    bad = [k for k in weights if k not in OBJECTIVES]
+    if not weights or bad:
+        raise TuneError(
+            f"--objective: unknown objective {', '.join(repr(b) for b in bad) or repr(objective)}: "
+            f"use {', '.join(OBJECTIVES)} or a weighted sum like 'eye_height:1,com:10'"
+        )
+    return weights
+
+
+def resolve_knob_names(names: Sequence[str] | str | None) -> list[str] | None:
+    """Expand aliases (``tx_ffe``, ``ctle``) and check names; None stays None (engine default)."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = [n for n in (p.strip() for p in names.split(",")) if n]
+    out: list[str] = []
+    for n in names:
+        expanded = KNOB_ALIASES.get(n, (n,))
+        for e in expanded:
+            if e not in KNOWN_KNOBS:
+                raise TuneError(
+                    f"--knobs: unknown knob '{n}': use {', '.join(KNOWN_KNOBS)} or an alias ({', '.join(KNOB_ALIASES)})"
+                )
+            if e not in out:
+                out.append(e)
+    if not out:
+        raise TuneError("--knobs: no knob given")
+    return out
+
+
+def _alias_members(names: Sequence[str] | str | None) -> set[str]:
+    if names is None:
+        return set()
+    if isinstance(names, str):
+        names = [p.strip() for p in names.split(",")]
+    return {m for n in names if n in KNOB_ALIASES for m in KNOB_ALIASES[n]}
+
+
+@dataclass(frozen=True)
+class Corner:
+    """One operating corner: a trace temperature (deg C) and/or crosstalk on/off."""
+
+    name: str
+    temperature_c: float | None = None
+    aggressors: bool | None = None
+
+
+_TEMP = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:C|degC)\s*$", re.IGNORECASE)
+
+
+def parse_corners(corners: Sequence[str] | str | None) -> list[Corner]:
+    """``"25C,85C"`` / ``["25C", "xtalk-off"]`` / combined ``"85C+xtalk-on"`` -> corners.
+
+    Unknown corners raise ``TuneError`` naming ``--corners``.
+    """
+    if corners is None:
+        return []
+    if isinstance(corners, str):
+        corners = [c for c in (p.strip() for p in corners.split(",")) if c]
+    out: list[Corner] = []
+    for name in corners:
+        temp: float | None = None
+        agg: bool | None = None
+        for part in str(name).split("+"):
+            part = part.strip()
+            m = _TEMP.match(part)
+            low = part.lower().replace("_", "-")
+            if m:
+                temp = float(m.group(1))
+                if not -55.0 <= temp <= 150.0:
+                    raise TuneError(f"--corners: temperature {part} is outside -55..150 C")
+            elif low in ("xtalk-on", "xtalk", "crosstalk-on"):
+                agg = True
+            elif low in ("xtalk-off", "no-xtalk", "crosstalk-off"):
+                agg = False
+            else:
+                raise TuneError(
+                    f"--corners: unknown corner '{name}': use temperatures like 25C or 85C, xtalk-on, "
+                    "xtalk-off, or combinations like 85C+xtalk-on"
+                )
+        out.append(Corner(str(name), temp, agg))
+    return out
+
+
+class SimulationSource:
+    """Margins from the statistical-eye engine, worst case over corners.
+
+    ``channel``: a library name / file path (``load_channel``) or a ``Channel``. ``knobs``: names
+    to tune (aliases ``tx_ffe``, ``ctle``); the rest are fixed at their defaults or ``fixed``.
+    ``objective``: ``eye_height`` (min PAM4 eye height at the target BER, mV), ``com`` (dB),
+    ``eye_width`` (UI), or a weighted sum (``"eye_height:1,com:10"`` / ``{"eye_height": 1, ...}``).
+    ``corners``: e.g. ``["25C", "85C"]`` or ``["xtalk-off", "xtalk-on"]``; the margin is the minimum
+    over corners (robust tuning), every corner's value is in ``metrics``. ``direction``: the eye
+    engine's link direction; by default from the knobs (module Rx-output knobs -> ``host_rx``, TX FFE /
+    ``tx_eq`` -> ``module_rx``); knobs of both directions give the worse of the two links.
+    """
+
+    def __init__(self, channel: Any, knobs: Sequence[str] | str | None = None, *,
+                 objective: str | Mapping[str, float] = "eye_height", corners: Sequence[str] | str | None = None,
+                 ber: float = 1e-6, fixed: Mapping[str, float] | None = None, profile: Any = None,
+                 direction: str | None = None) -> None:
+        from eqtune.eye import EyeEngine
+
+        self.weights = parse_objective(objective)
+        self.objective = "+".join(f"{w:g}*{k}" if w != 1 else k for k, w in self.weights.items())
+        units = {OBJECTIVES[k][1] for k in self.weights}
+        self.units = units.pop() if len(units) == 1 else ""
+        names = resolve_knob_names(knobs)
+        from_alias = _alias_members(knobs)
+        self.corners = parse_corners(corners)
+        self.ber = float(ber)
+        fixed = {str(k): float(v) for k, v in (fixed or {}).items()}
+        bad_fixed = [k for k in fixed if k not in KNOWN_KNOBS]
+        if bad_fixed:
+            raise TuneError(f"--fix: unknown knob(s) {', '.join(bad_fixed)}: use {', '.join(KNOWN_KNOBS)}")
+
+        base = self._load(channel, None)
+        self.channel = base
+        # directions -> tuned knob names
+        if direction is not None:
+            groups = {direction: names}
+        elif names is None:
+            groups = {"host_rx": None}
+        else:
+            groups = {}
+            for n in names:
+                groups.setdefault(_DIRECTION_OF[n], []).append(n)
+        self._groups = groups
+        # one engine per (corner, direction); the nominal channel when there are no corners
+        corner_list = self.corners or [Corner("nominal")]
+        self._engines: list[tuple[str, str, Any]] = []
+        for c in corner_list:
+            ch = base if (c.temperature_c is None and c.aggressors is None) else self._load(channel, c)
+            for d in groups:
+                try:
+                    eng = EyeEngine(ch, profile, direction=d, ber=self.ber)
+                except EqtuneError:
+                    raise
+                except (TypeError, ValueError) as exc:
+                    raise TuneError(f"--corners: the eye engine cannot model corner '{c.name}' ({exc})") from exc
+                self._engines.append((c.name, d, eng))
+        # knobs that came from an alias (tx_ffe, ctle) and that this profile does not have are dropped
+        for d, dn in list(groups.items()):
+            if dn is not None and from_alias:
+                have = set(next(e for _, dd, e in self._engines if dd == d).knob_names)
+                groups[d] = [n for n in dn if n in have or n not in from_alias]
+        if names is not None:
+            names = [n for n in names if any(n in (dn or []) for dn in groups.values())]
+        # the tuned space: union of the per-direction spaces, in the order asked
+        knobs, constraints, fixed_all = [], [], {}
+        for d, dn in groups.items():
+            eng = next(e for _, dd, e in self._engines if dd == d)
+            dfixed = {k: v for k, v in fixed.items() if dn is None or k not in dn}
+            try:
+                sp = eng.knob_space(dn, fixed=dfixed or None)
+            except EqtuneError as exc:
+                raise TuneError(f"--knobs: {exc}") from exc
+            knobs.extend(sp.knobs)
+            constraints.extend(_sub_constraint(c, sp.names) for c in sp.constraints)
+            fixed_all.update(sp.fixed)
+        if names is not None:
+            order = {n: i for i, n in enumerate(names)}
+            knobs.sort(key=lambda k: order.get(k.name, len(order)))
+        self.space = KnobSpace(tuple(knobs), tuple(constraints), fixed_all)
+        self._default = self._default_point()
+        self.deterministic = True
+        self.calls = 0
+
+    # -- construction helpers ------------------------------------------------------------------
+    @staticmethod
+    def _load(channel: Any, corner: Corner | None):
+        from eqtune.channel import load_channel
+
+        if not isinstance(channel, str | bytes) and not hasattr(channel, "__fspath__"):
+            if corner is None:
+                return channel
+            # a Channel object: re-load its library entry / file at the corner's conditions
+            name = getattr(channel, "name", None) or getattr(channel, "source", None)
+            if not name:
+                raise TuneError(f"--corners: corner '{corner.name}' needs a channel that can be re-loaded by name")
+            channel = name
+        kw: dict[str, Any] = {}
+        if corner is not None:
+            if corner.temperature_c is not None:
+                kw["temperature_c"] = corner.temperature_c
+            if corner.aggressors is not None:
+                kw["aggressors"] = corner.aggressors
+        try:
+            ch = load_channel(channel, **kw)
+        except EqtuneError as exc:
+            if corner is None:
+                raise
+            raise TuneError(f"--corners: the channel cannot model corner '{corner.name}': {exc}") from exc
+        if corner is not None and corner.aggressors and not getattr(ch, "aggressors", ()):
+            raise TuneError(f"--corners: corner '{corner.name}' needs crosstalk, but channel '{channel}' has no aggressors")
+        return ch
+
+    def _default_point(self) -> EqPoint:
+        p: EqPoint = dict(self.space.fixed)
+        for _, _, eng in self._engines:
+            fn = getattr(eng, "default_point", None)
+            if fn is not None:
+                for k, v in fn().items():
+                    p.setdefault(k, float(v))
+        for k in self.space.knobs:
+            p.setdefault(k.name, float(k.default))
+        out = dict(self.space.fixed)
+        for k in self.space.knobs:
+            try:
+                out[k.name] = k.check(float(p[k.name]))
+            except EqtuneError:
+                out[k.name] = float(k.default)
+        return out
+
+    def default_point(self) -> EqPoint:
+        return dict(self._default)
+
+    # -- measuring -----------------------------------------------------------------------------
+    def _engine_point(self, point: Mapping[str, float], direction: str) -> EqPoint:
+        if len(self._groups) == 1:
+            return {k: float(v) for k, v in point.items()}
+        return {k: float(v) for k, v in point.items() if _DIRECTION_OF.get(k, direction) == direction}
+
+    def _score(self, res: Any) -> tuple[float, dict[str, float]]:
+        vals = {}
+        score = 0.0
+        for k, w in self.weights.items():
+            v = float(getattr(res, OBJECTIVES[k][0]))
+            if not math.isfinite(v):
+                v = -1e3  # defensive: the engine promises finite ranking values
+            vals[k] = v
+            score += w * v
+        return score, vals
+
+    def measure(self, point: EqPoint) -> Measurement:
+        return self.measure_batch([point])[0]
+
+    def measure_batch(self, points: Sequence[EqPoint]) -> list[Measurement]:
+        t0 = time.perf_counter()
+        n = len(points)
+        worst = np.full(n, np.inf)
+        per: list[dict[str, Any]] = [{} for _ in range(n)]
+        for cname, d, eng in self._engines:
+            pts = [self._engine_point(p, d) for p in points]
+            results = _evaluate_many(eng, pts)
+            for i, res in enumerate(results):
+                s, vals = self._score(res)
+                label = cname if len(self._groups) == 1 else f"{cname}/{d}"
+                per[i][label] = {"margin": s, **vals, "ber_estimate": _num(getattr(res, "ber_estimate", None))}
+                worst[i] = min(worst[i], s)
+        cost = (time.perf_counter() - t0) / max(n, 1)
+        self.calls += n
+        out = []
+        for i in range(n):
+            worst_label = min(per[i], key=lambda k: per[i][k]["margin"])
+            metrics: dict[str, Any] = {"objective": self.objective, "units": self.units,
+                                       "worst_corner": worst_label, **per[i][worst_label]}
+            if len(per[i]) > 1:
+                metrics["corners"] = per[i]
+            out.append(Measurement(float(worst[i]), metrics, cost))
+        return out
+
+    def evaluate(self, point: EqPoint) -> Any:
+        """The full ``EyeResult`` of the worst corner at ``point`` (for reports and plots)."""
+        worst, res_w = np.inf, None
+        for _, d, eng in self._engines:
+            res = eng.evaluate(self._engine_point(point, d))
+            s, _ = self._score(res)
+            if s < worst:
+                worst, res_w = s, res
+        return res_w
+
+    def engine_for(self, point: EqPoint) -> Any:
+        """The engine of the worst corner at ``point`` (for the eye plot)."""
+        worst, eng_w = np.inf, self._engines[0][2]
+        for _, d, eng in self._engines:
+            s, _ = self._score(eng.evaluate(self._engine_point(point, d)))
+            if s < worst:
+                worst, eng_w = s, eng
+        return eng_w
+
+
+def _evaluate_many(eng: Any, points: list[EqPoint]) -> list[Any]:
+    """EyeResult-like objects for ``points`` (vectorized ``evaluate_batch`` when available)."""
+    batch = getattr(eng, "evaluate_batch", None)
+    if batch is not None and len(points) > 1:
+        br = batch(points)
+        return [_BatchRow(br, i) for i in range(len(points))]
+    return [eng.evaluate(p) for p in points]
+
+
+class _BatchRow:
+    """Row ``i`` of a ``BatchResult`` (attributes are numpy arrays over points)."""
+
+    def __init__(self, br: Any, i: int) -> None:
+        self._br, self._i = br, i
+
+    def __getattr__(self, name: str) -> Any:
+        arr = getattr(self._br, name)
+        try:
+            return arr[self._i]
+        except (TypeError, IndexError):
+            return arr
+
+
+def _sub_constraint(c: Any, names: Sequence[str]):
+    """A constraint of a sub-space, applied to the columns of the union space it belongs to."""
+    names = tuple(names)
+
+    def wrapped(matrix: np.ndarray, all_names: Sequence[str]) -> np.ndarray:
+        cols = [list(all_names).index(n) for n in names]
+        return c(np.asarray(matrix)[:, cols], names)
+
+    return wrapped
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    return obj

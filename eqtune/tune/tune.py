@@ -1,0 +1,369 @@
+"""``tune()``: the measurement loop around an optimizer and a margin source.
+
+Measure the start point (the baseline), run the initial design and the Bayesian steps until a stop
+rule fires (evaluation budget, time budget, target margin, recommendation unchanged for ``patience``
+evaluations, space exhausted, the callback, Ctrl-C), optionally re-measure the top candidates, and
+return the recommendation - never a point whose measured margin is worse than the start point's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eqtune.errors import TuneError
+from eqtune.serdes.knobs import EqPoint
+from eqtune.tune.base import BaseOptimizer, make_optimizer
+from eqtune.tune.source import MarginSource, Measurement, _jsonable, measure_many, source_start
+
+
+@dataclass
+class Evaluation:
+    """One measurement in the history."""
+
+    index: int  # 1-based measurement number within this run
+    codes: dict[str, float | int]  # the tuned knobs' values
+    margin: float
+    metrics: dict[str, Any]
+    cost_s: float
+    t_s: float  # time since the start of tune()
+    phase: str  # "baseline" | "warm" | "initial" | "bo" | "remeasure" | "grid" | "random"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "codes": dict(self.codes), "margin": _fin(self.margin),
+                "metrics": _jsonable(self.metrics), "cost_s": _fin(self.cost_s), "t_s": _fin(self.t_s),
+                "phase": self.phase}
+
+
+@dataclass
+class Progress:
+    """What the callback gets after every measurement."""
+
+    evaluation: int
+    budget: int
+    phase: str
+    codes: dict[str, float | int]
+    margin: float
+    best_margin: float
+    best_codes: dict[str, float | int]
+    recommended: dict[str, float | int] | None
+    elapsed_s: float
+
+
+@dataclass
+class Outcome:
+    """Codes, full point, margin (observed mean at the point) and the metrics of its last measurement."""
+
+    codes: dict[str, float | int]
+    point: EqPoint
+    margin: float
+    metrics: dict[str, Any]
+    measurements: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"codes": dict(self.codes), "point": dict(self.point), "margin": _fin(self.margin),
+                "metrics": _jsonable(self.metrics), "measurements": self.measurements}
+
+
+@dataclass
+class TuneResult:
+    baseline: Outcome
+    tuned: Outcome
+    evaluations: int  # measurements made by this run (baseline and re-measurements included)
+    history: list[Evaluation]
+    elapsed_s: float
+    measure_s: float  # time spent in the source
+    stop_reason: str  # budget | time | target | patience | exhausted | callback | interrupted
+    optimizer: str
+    seed: int
+    objective: str = "margin"
+    units: str = ""
+    knobs: list[str] = field(default_factory=list)
+    kept_start: bool = False  # the recommendation measured worse than the start: the start is returned
+    warm_observations: int = 0
+    optimizer_state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def improvement(self) -> float:
+        return self.tuned.margin - self.baseline.margin
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stop_reason == "interrupted"
+
+    def best_so_far(self) -> list[float]:
+        """Best observed margin after each measurement (the convergence curve)."""
+        out, best = [], -math.inf
+        for e in self.history:
+            best = max(best, e.margin)
+            out.append(best)
+        return out
+
+    def to_dict(self, *, include_state: bool = False) -> dict[str, Any]:
+        d = {
+            "objective": self.objective, "units": self.units, "knobs": list(self.knobs),
+            "baseline": self.baseline.to_dict(), "tuned": self.tuned.to_dict(),
+            "improvement": _fin(self.improvement), "evaluations": self.evaluations,
+            "elapsed_s": _fin(self.elapsed_s), "measure_s": _fin(self.measure_s),
+            "stop_reason": self.stop_reason, "optimizer": self.optimizer, "seed": self.seed,
+            "kept_start": self.kept_start, "warm_observations": self.warm_observations,
+            "history": [e.to_dict() for e in self.history],
+        }
+        if include_state:
+            d["optimizer_state"] = self.optimizer_state
+        return d
+
+
+def _fin(x: float) -> float | None:
+    return float(x) if x is not None and math.isfinite(float(x)) else None
+
+
+def _warm_items(warm: Any) -> tuple[list[tuple[EqPoint, float]], list[EqPoint]]:
+    """Split ``warm`` into observations (point, margin) to tell and points to measure first."""
+    if warm is None:
+        return [], []
+    if hasattr(warm, "history") and not isinstance(warm, Mapping):
+        warm = [{"codes": e.codes, "margin": e.margin} for e in warm.history]
+    elif isinstance(warm, Mapping) and "history" in warm:
+        warm = warm["history"]
+    elif isinstance(warm, Mapping) and "lanes" in warm:  # a profile document: its first lane's codes
+        lanes = warm["lanes"]
+        warm = [next(iter(lanes.values()))] if lanes else []
+    elif isinstance(warm, Mapping):
+        warm = [warm]
+    obs: list[tuple[EqPoint, float]] = []
+    pts: list[EqPoint] = []
+    for item in warm:
+        if isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], Mapping):
+            obs.append((dict(item[0]), float(item[1])))
+        elif isinstance(item, Mapping) and "margin" in item:
+            p = item.get("codes") or item.get("point")
+            if not isinstance(p, Mapping):
+                raise TuneError("warm start: an observation needs 'codes' (or 'point') and 'margin'")
+            if item["margin"] is None:
+                continue
+            obs.append((dict(p), float(item["margin"])))
+        elif isinstance(item, Mapping):
+            pts.append({str(k): float(v) for k, v in item.items()})
+        else:
+            raise TuneError(f"warm start: cannot use {type(item).__name__}; give points or (point, margin) pairs")
+    return obs, pts
+
+
+def tune(
+    source: MarginSource,
+    *,
+    budget: int = 60,
+    seed: int | None = None,
+    time_budget_s: float | None = None,
+    target_margin: float | None = None,
+    patience: int | None = None,
+    start: Mapping[str, float] | None = None,
+    warm: Any = None,
+    callback: Callable[[Progress], bool | None] | None = None,
+    optimizer: str | BaseOptimizer = "gp",
+    optimizer_options: Mapping[str, Any] | None = None,
+    remeasure_top_k: int = 0,
+) -> TuneResult:
+    """Tune ``source.space`` for the largest margin.
+
+    ``budget``: measurements allowed (baseline and re-measurements included). ``seed``: makes the
+    run reproducible (drawn and reported when None). ``time_budget_s``, ``target_margin``,
+    ``patience`` (stop when the recommendation has not changed for that many measurements after the
+    initial design): further stop rules. ``start``: the starting codes (default: the source's default
+    point); the baseline. ``warm``: earlier observations (``[(point, margin), ...]``, ``[{"codes":...,
+    "margin":...}]``, a ``TuneResult`` or its dict) told without measuring, and/or points (e.g. a
+    profile's codes) measured first. ``callback(progress)`` after each measurement; return True to
+    stop. ``optimizer``: "gp" (default), "grid", "random" or an optimizer instance (e.g. restored with
+    ``optimizer_from_state``). ``remeasure_top_k``: re-measure the k best candidates at the end (noisy
+    sources). Ctrl-C stops and returns the best so far (``stop_reason == "interrupted"``).
+    """
+    t_start = time.perf_counter()
+    budget = int(budget)
+    space = source.space
+    start_point = dict(start) if start is not None else source_start(source)
+    full_start = dict(space.fixed)
+    full_start.update({k: float(v) for k, v in start_point.items()})
+    for k in space.knobs:
+        full_start.setdefault(k.name, float(k.default))
+
+    if isinstance(optimizer, str):
+        opt = make_optimizer(optimizer, space, seed=seed, start=full_start, **dict(optimizer_options or {}))
+    else:
+        opt = optimizer
+    isp = opt.ispace
+    start_key = isp.key_of(full_start, option="--start")
+
+    remeasure_top_k = max(0, int(remeasure_top_k))
+    # a fresh optimizer needs its initial design; a restored one continues where it was
+    n_initial = int(getattr(opt, "n_initial", 1)) if isinstance(optimizer, str) else 1
+    if budget < 1:
+        raise TuneError(f"--budget must be at least 1, got {budget}")
+    if budget < n_initial + remeasure_top_k:
+        raise TuneError(
+            f"--budget {budget} is smaller than the initial design ({n_initial} points"
+            + (f" + {remeasure_top_k} re-measurements" if remeasure_top_k else "")
+            + f"): use --budget {n_initial + remeasure_top_k} or more"
+        )
+
+    warm_obs, warm_pts = _warm_items(warm)
+    for p, m in warm_obs:
+        isp.key_of(_full(space, p), option="warm start point")
+        opt.tell(_full(space, p), m)
+    queue = [_full(space, p) for p in warm_pts]
+    for p in queue:
+        isp.key_of(p, option="warm start point")
+
+    history: list[Evaluation] = []
+    measure_s = 0.0
+    best = {"margin": -math.inf, "key": start_key}
+    last_metrics: dict[tuple, dict[str, Any]] = {}
+    stop_reason = "budget"
+    main_budget = budget - remeasure_top_k
+    n_eval = 0
+    stopped_by_callback = False
+
+    def record(points: Sequence[EqPoint], phase: str) -> None:
+        nonlocal measure_s, n_eval, stopped_by_callback
+        t0 = time.perf_counter()
+        ms: list[Measurement] = measure_many(source, points)
+        measure_s += time.perf_counter() - t0
+        for p, m in zip(points, ms):
+            key = isp.key_of(p, option="measured point")
+            opt.tell(p, m.margin)
+            n_eval += 1
+            codes = isp.codes(key)
+            last_metrics[key] = dict(m.metrics)
+            history.append(Evaluation(n_eval, codes, float(m.margin), dict(m.metrics), float(m.cost_s),
+                                      time.perf_counter() - t_start, phase))
+            if m.margin > best["margin"]:
+                best.update(margin=float(m.margin), key=key)
+            if callback is not None:
+                # the GP's current pick (its model is cached per observation count); baselines: the best
+                rec_codes = isp.codes(best["key"])
+                if getattr(opt, "kind", "") == "gp" and phase in ("bo", "remeasure"):
+                    rec = opt.recommend()
+                    rec_codes = None if rec is None else isp.codes(isp.key_of(rec))
+                prog = Progress(n_eval, budget, phase, codes, float(m.margin), best["margin"],
+                                isp.codes(best["key"]), rec_codes, time.perf_counter() - t_start)
+                if callback(prog):
+                    stopped_by_callback = True
+
+    # baseline: the start point (re-used when a restored optimizer has already measured it)
+    means = opt.mean_by_point()
+    if start_key in means and not isinstance(optimizer, str):
+        pass
+    else:
+        record([full_start], "baseline")
+    base_phase_kind = "initial" if getattr(opt, "kind", "") == "gp" else getattr(opt, "kind", "search")
+
+    unchanged = 0
+    last_rec = None
+    try:
+        while True:
+            if stopped_by_callback:
+                stop_reason = "callback"
+                break
+            if n_eval >= main_budget:
+                stop_reason = "budget"
+                break
+            if time_budget_s is not None and time.perf_counter() - t_start >= time_budget_s:
+                stop_reason = "time"
+                break
+            if target_margin is not None and best["margin"] >= target_margin:
+                stop_reason = "target"
+                break
+            if patience is not None and unchanged >= int(patience):
+                stop_reason = "patience"
+                break
+            remaining = main_budget - n_eval
+            if queue:
+                pts, queue = queue[:remaining], queue[remaining:]
+                phase = "warm"
+            else:
+                in_design = bool(getattr(opt, "in_initial_design", lambda: False)())
+                if opt.kind == "gp" and not in_design:
+                    pts, phase = [opt.ask()], "bo"
+                else:
+                    # batches (vectorized simulation) unless a time/target rule must be checked often
+                    n = 1 if (time_budget_s is not None or target_margin is not None) else min(remaining, 512)
+                    pts, phase = opt.ask_many(n), base_phase_kind
+                pts = [p for p in pts if p is not None]
+            if not pts:
+                stop_reason = "exhausted"
+                break
+            record(pts, phase)
+            if phase == "bo":
+                rec = opt.recommend()
+                key = None if rec is None else isp.key_of(rec)
+                unchanged = unchanged + 1 if key == last_rec else 0
+                last_rec = key
+        if stop_reason != "callback" and remeasure_top_k and n_eval < budget:
+            top = opt.ranked()[: min(remeasure_top_k, budget - n_eval)]
+            record([isp.point(k) for k in top], "remeasure")
+    except KeyboardInterrupt:
+        stop_reason = "interrupted"
+        if not history:
+            raise
+
+    # outcome: the optimizer's recommendation, unless it measured worse than the start
+    means = opt.mean_by_point()
+    if getattr(source, "deterministic", False):
+        # a deterministic source (the simulator): every measured value is exact, the best is the best
+        bo = opt.best_observed()
+        rec = None if bo is None else isp.point(bo[0])
+    else:
+        rec = opt.recommend()  # noise-aware: the GP's best posterior mean over measured points
+    rec_key = isp.key_of(rec) if rec is not None else start_key
+    if rec_key not in means:
+        rec_key = start_key
+    base_margin, base_n = means.get(start_key, (math.nan, 0))
+    kept_start = False
+    if start_key in means and means[rec_key][0] < base_margin:
+        rec_key, kept_start = start_key, True
+
+    def outcome(key: tuple) -> Outcome:
+        m, n = means.get(key, (math.nan, 0))
+        return Outcome(isp.codes(key), isp.point(key), float(m), last_metrics.get(key, {}), n)
+
+    return TuneResult(
+        baseline=outcome(start_key), tuned=outcome(rec_key), evaluations=n_eval, history=history,
+        elapsed_s=time.perf_counter() - t_start, measure_s=measure_s, stop_reason=stop_reason,
+        optimizer=getattr(opt, "kind", type(opt).__name__), seed=int(getattr(opt, "seed", seed or 0)),
+        objective=str(getattr(source, "objective", "margin")), units=str(getattr(source, "units", "")),
+        knobs=list(space.names), kept_start=kept_start, warm_observations=len(warm_obs),
+        optimizer_state=opt.state(),
+    )
+
+
+def _full(space: Any, p: Mapping[str, float]) -> EqPoint:
+    out: EqPoint = dict(space.fixed)
+    out.update({str(k): float(v) for k, v in p.items()})
+    return out
+
+
+def first_within(values: Iterable[float], optimum: float, *, tol_db: float = 0.1, rel: float | None = None,
+                 units: str = "mV") -> int | None:
+    """1-based index of the first value within tolerance of ``optimum`` (None if never).
+
+    Tolerance: ``tol_db`` dB - for dB objectives an absolute difference; for amplitudes (mV) the
+    ratio 20 log10(optimum / value) <= tol_db, i.e. about 1.1 % for 0.1 dB; ``rel`` overrides with a
+    relative tolerance.
+    """
+    thr = threshold(optimum, tol_db=tol_db, rel=rel, units=units)
+    for i, v in enumerate(values, 1):
+        if v >= thr:
+            return i
+    return None
+
+
+def threshold(optimum: float, *, tol_db: float = 0.1, rel: float | None = None, units: str = "mV") -> float:
+    """Smallest margin counted as "within tolerance" of ``optimum`` (see ``first_within``)."""
+    if rel is not None:
+        return optimum - abs(optimum) * rel
+    if units == "dB":
+        return optimum - tol_db
+    return optimum - abs(optimum) * (1.0 - 10 ** (-tol_db / 20.0))

@@ -1,0 +1,77 @@
+"""``eqtune tune``: simulation runs, JSON, profile, plot, errors, live delegation."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from eqtune.cli import main
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, ["tune", *args])
+
+
+def test_sim_json(tmp_path):
+    prof = tmp_path / "p.json"
+    r = _run("c2m-10in", "--sim", "--budget", "12", "--seed", "3", "--json", "--save-profile", str(prof))
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert set(d) >= {"baseline", "tuned", "evaluations", "history"}
+    assert d["evaluations"] == 12 == len(d["history"])
+    assert d["tuned"]["margin"] >= d["baseline"]["margin"]
+    assert set(d["tuned"]["codes"]) == {"rx_pre", "rx_post", "rx_amp"}
+    assert d["seed"] == 3 and d["knobs"] == ["rx_pre", "rx_post", "rx_amp"]
+    # module codes: a session profile (digest-checked by its own loader)
+    from eqtune.session.profile import Profile
+
+    loaded = Profile.load(prof)
+    assert loaded.lanes[1] == d["tuned"]["codes"]
+
+
+def test_sim_text_corners_and_plot(tmp_path):
+    png = tmp_path / "t.png"
+    r = _run("c2m-10in", "--knobs", "rx_pre,rx_post", "--corners", "25C,85C", "--budget", "10", "--seed", "1",
+             "--plot", str(png))
+    assert r.exit_code == 0, r.output
+    for word in ("baseline", "tuned", "evaluations", "worst corner", "85C"):
+        assert word in r.output
+    assert png.stat().st_size > 10_000
+
+
+def test_tx_ffe_alias_writes_plain_json(tmp_path):
+    out = tmp_path / "codes.json"
+    r = _run("c2m-4in", "--knobs", "tx_ffe", "--fix", "tx_eq=4", "--budget", "8", "--seed", "0", "--json",
+             "--save-profile", str(out))
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "eqtune.tuned-codes" and set(doc["codes"]) == {"tx_cm1", "tx_c1"}
+
+
+def test_errors_name_the_option():
+    cases = [
+        (["c2m-10in", "--knobs", "rx_pre,foo"], "--knobs"),
+        (["c2m-10in", "--budget", "2"], "--budget"),
+        (["c2m-10in", "--corners", "25C,hot"], "--corners"),
+        (["c2m-10in", "--objective", "snr"], "--objective"),
+        (["c2m-10in", "--module", "emu:c2m-10in"], "--live"),
+        (["c2m-10in", "--start", "rx_pre"], "--start"),
+        ([], "CHANNEL"),
+    ]
+    for args, word in cases:
+        r = _run(*args)
+        assert r.exit_code == 2, (args, r.output)
+        assert word in r.output and "Traceback" not in r.output, (args, r.output)
+
+
+def test_live_is_delegated(monkeypatch):
+    import eqtune.tune.live as live
+
+    got = {}
+    monkeypatch.setattr(live, "run_live_tune_cli", lambda options: got.update(options) or {})
+    r = _run("c2m-10in", "--live", "--module", "emu:c2m-10in", "--lane", "1,2", "--lane", "4", "--module-ber",
+             "--dwell", "0.5", "--session", "s1", "--sessions", "/tmp/x", "--budget", "20")
+    assert r.exit_code == 0, r.output
+    assert got["module"] == "emu:c2m-10in" and got["lanes"] == ["1,2", "4"] and got["module_ber"] is True
+    assert got["dwell"] == 0.5 and got["session"] == "s1" and got["sessions"] == "/tmp/x" and got["budget"] == 20

@@ -1,0 +1,177 @@
+"""The optimizer interface: state round trips, feasibility, baselines, noise-aware recommendation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from eqtune.errors import TuneError
+from eqtune.serdes.knobs import Knob, KnobSpace
+from eqtune.tune import GPOptimizer, GridSearch, RandomSearch, make_optimizer, optimizer_from_state
+from eqtune.tune.space import IndexedSpace
+
+
+def _drive(opt, table, n: int) -> None:
+    for _ in range(n):
+        p = opt.ask()
+        opt.tell(p, table.measure(p).margin)
+
+
+@pytest.mark.parametrize("n_told", [3, 12, 20])
+def test_gp_state_round_trip_continues_the_same_run(table_10in, n_told):
+    table, _ = table_10in
+    a = GPOptimizer(table.space, seed=7, start=table.default_point())
+    _drive(a, table, n_told)
+    state = json.loads(json.dumps(a.state()))  # plain JSON data, no pickles
+    b = optimizer_from_state(state, table.space)
+    assert isinstance(b, GPOptimizer)
+    for _ in range(4):  # the same proposals, step after step
+        pa, pb = a.ask(), b.ask()
+        assert pa == pb
+        y = table.measure(pa).margin
+        a.tell(pa, y)
+        b.tell(pb, y)
+    assert a.recommend() == b.recommend()
+
+
+def test_gp_state_saved_after_recommend_still_matches(table_10in):
+    table, _ = table_10in
+    a = GPOptimizer(table.space, seed=3)
+    _drive(a, table, 15)
+    a.recommend()  # fits the model at the current size: the state must still resume exactly
+    b = GPOptimizer.from_state(json.loads(json.dumps(a.state())), table.space)
+    assert a.ask() == b.ask()
+
+
+def test_same_seed_same_proposals_other_seed_differs(table_10in):
+    table, _ = table_10in
+    runs = []
+    for seed in (5, 5, 6):
+        o = GPOptimizer(table.space, seed=seed)
+        _drive(o, table, 12)
+        runs.append([tuple(sorted(o.ispace.codes(k).items())) for k in o.keys])
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+def test_state_refuses_another_space(table_10in, table_tx):
+    table, _ = table_10in
+    o = GPOptimizer(table.space, seed=1)
+    _drive(o, table, 3)
+    with pytest.raises(TuneError, match="knobs"):
+        optimizer_from_state(o.state(), table_tx[0].space)
+    with pytest.raises(TuneError, match="not an eqtune optimizer state"):
+        optimizer_from_state({"foo": 1}, table.space)
+
+
+def test_values_are_python_scalars(table_tx):
+    table, _ = table_tx
+    o = GPOptimizer(table.space, seed=2)
+    for _ in range(10):
+        p = o.ask()
+        assert all(type(v) is float for v in p.values())
+        o.tell(p, table.measure(p).margin)
+    st = o.state()
+    json.dumps(st)  # would raise on numpy types
+    assert all(type(v) in (int, float) for pt in st["points"] for v in pt.values())
+
+
+def test_gp_proposes_only_feasible_unmeasured_points():
+    """The TX FFE tap-sum constraint (93A.1.6): every proposal is feasible, none is proposed twice."""
+    from eqtune.tune import SimulationSource
+
+    src = SimulationSource("c2m-10in", ["tx_cm3", "tx_cm2", "tx_cm1", "tx_c1"], fixed={"tx_eq": 4})
+    space = src.space
+    isp = IndexedSpace(space)
+    assert space.constraints and isp.n_feasible < isp.size  # the constraint removes points
+    o = GPOptimizer(space, seed=4, start=src.default_point())
+    seen = set()
+    for _ in range(40):
+        p = o.ask()
+        row = np.array([[p[n] for n in space.names]])
+        assert space.feasible(row)[0]
+        key = tuple(p[n] for n in space.names)
+        assert key not in seen
+        seen.add(key)
+        o.tell(p, src.measure(p).margin)
+
+
+def test_initial_design_starts_at_start_and_is_space_filling(table_10in):
+    table, _ = table_10in
+    start = table.default_point()
+    o = GPOptimizer(table.space, seed=0, start=start, n_initial=6)
+    batch = o.ask_many(10)
+    assert len(batch) == 6  # only the design comes as a batch
+    assert batch[0] == start
+    assert len({tuple(p.values()) for p in batch}) == 6
+    # Sobol: the design spreads over each knob's range (not all in one corner)
+    pre = [p["rx_pre"] for p in batch[1:]]
+    assert min(pre) <= 2 and max(pre) >= 5
+
+
+def test_noise_aware_recommendation_ignores_a_lucky_outlier():
+    """A smooth bowl measured with noise, plus one lucky spike far from the top: the GP posterior
+    mean recommends near the true optimum, not the luckiest single measurement."""
+    space = KnobSpace(tuple(Knob(n, tuple(float(i) for i in range(8)), 0.0) for n in ("a", "b")))
+    rng = np.random.default_rng(0)
+    o = GPOptimizer(space, seed=0)
+    for a in range(8):
+        for b in range(8):
+            true = 10.0 - 0.5 * ((a - 5) ** 2 + (b - 2) ** 2)
+            o.tell({"a": float(a), "b": float(b)}, true + rng.normal(0, 0.3))
+    o.tell({"a": 0.0, "b": 7.0}, 10.0 + 3.0)  # a second, lucky reading of a poor point
+    rec = o.recommend()
+    assert (rec["a"], rec["b"]) != (0.0, 7.0)
+    assert abs(rec["a"] - 5) <= 1 and abs(rec["b"] - 2) <= 1
+
+
+def test_grid_visits_every_feasible_point_once(table_tx):
+    table, optimum = table_tx
+    g = make_optimizer("grid", table.space)
+    n = 0
+    while True:
+        pts = g.ask_many(500)
+        if not pts:
+            break
+        for p in pts:
+            g.tell(p, table.measure(p).margin)
+        n += len(pts)
+    assert n == g.ispace.n_feasible
+    assert table.measure(g.recommend()).margin == optimum
+    assert g.ask() is None
+
+
+def test_random_search_without_repeats_and_resumable(table_10in):
+    table, _ = table_10in
+    r = RandomSearch(table.space, seed=9, start=table.default_point())
+    first = r.ask()
+    assert first == table.default_point()
+    r.tell(first, table.measure(first).margin)
+    _drive(r, table, 20)
+    keys = [tuple(sorted(r.ispace.codes(k).items())) for k in r.keys]
+    assert len(set(keys)) == len(keys)
+    r2 = optimizer_from_state(json.loads(json.dumps(r.state())), table.space)
+    assert r2.ask() == r.ask()
+    assert isinstance(GridSearch.from_state(GridSearch(table.space).state(), table.space), GridSearch)
+
+
+def test_empty_space_after_constraints_is_an_error(src_10in):
+    never = (lambda m, names: np.zeros(len(m), dtype=bool),)
+    space = KnobSpace(src_10in.space.knobs, never)
+    with pytest.raises(TuneError, match="empty after its constraints"):
+        GPOptimizer(space)
+
+
+def test_bad_options_are_errors(table_10in):
+    table, _ = table_10in
+    with pytest.raises(TuneError, match="acquisition"):
+        GPOptimizer(table.space, acq="magic")
+    with pytest.raises(TuneError, match="unknown optimizer"):
+        make_optimizer("annealing", table.space)
+    o = GPOptimizer(table.space, seed=0)
+    with pytest.raises(TuneError, match="finite"):
+        o.tell(table.default_point(), float("nan"))
+    with pytest.raises(TuneError, match="rx_pre=9"):
+        o.tell({**table.default_point(), "rx_pre": 9.0}, 1.0)
