@@ -98,7 +98,7 @@ def surrogate_quality(loss_db: float, tx_eq_max: int = 10, noise_mv: float = 5.5
 HOST_TX_PRESETS = tuple({"tx_cm1": cm1, "tx_c1": c1} for cm1 in (-0.1, -0.16) for c1 in (0.0, -0.1, -0.2))
 
 
-def _pick_host_tx(engine, tx_eq_codes) -> dict[str, float]:
+def pick_host_tx(engine, tx_eq_codes) -> dict[str, float]:
     """The host SerDes TX FFE preset (of a few typical ones) that opens the module-input eye best at
     the best ``tx_eq`` code: the host vendor tuned its TX once at board bring-up."""
     points = [{**p, "tx_eq": float(c)} for p in HOST_TX_PRESETS for c in tx_eq_codes]
@@ -139,7 +139,7 @@ def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndar
         try:
             nominal = EyeEngine(channel, direction="module_rx")
             codes = [float(v) for v in nominal.knob_space(["tx_eq"]).knobs[0].values]
-            host_tx = _pick_host_tx(nominal, codes)
+            host_tx = pick_host_tx(nominal, codes)
         except Exception:  # noqa: BLE001 - keep the profile's default host TX
             host_tx = {}
     host_tx = dict(host_tx)

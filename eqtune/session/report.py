@@ -144,16 +144,26 @@ def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str
         direction = "module_rx" if knobs <= {"tx_eq"} else "host_rx"
         use = ("tx_eq",) if direction == "module_rx" else ("rx_pre", "rx_post", "rx_amp")
         eng = EyeEngine(load_channel(cfg.channel), direction=direction)
-        tuned_pt = {k: float(v) for k, v in after.items() if k in use}
+        host = {}
+        if direction == "module_rx":
+            # The host SerDes TX FFE is not visible from the module: assume the typical preset that
+            # opens the module input best, as the host vendor's bring-up tuning would have chosen.
+            from eqtune.drivers.emulated_link import pick_host_tx
+
+            host = pick_host_tx(eng, range(int(eng.knob_space(["tx_eq"]).knobs[0].values[-1]) + 1))
+        tuned_pt = {**host, **{k: float(v) for k, v in after.items() if k in use}}
         if eng.evaluate(tuned_pt).eye_height_min_mv <= 0:
             return None  # the nominal channel model closes where the measured lane is open: no picture
         fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.2), sharey=True)
         for ax, (title, codes) in zip(axes, (("original", r.original), ("tuned", after))):
-            pt = {k: float(v) for k, v in codes.items() if k in use}
-            con = eng.contour(pt)
-            _draw_contour(ax, con)
+            pt = {**host, **{k: float(v) for k, v in codes.items() if k in use}}
             res = eng.evaluate(pt)
-            ax.set_title(f"lane {ln} {title} ({_codes({k: int(v) for k, v in pt.items()})}): "
+            if res.eye_height_min_mv > 0:
+                _draw_contour(ax, eng.contour(pt))
+            else:
+                ax.text(0.5, 0.5, f"eye closed at BER {res.ber_target:g}", ha="center", va="center",
+                        transform=ax.transAxes, color="#b00020")
+            ax.set_title(f"lane {ln} {title} ({_codes({k: int(v) for k, v in pt.items() if k in use})}): "
                          f"EH {res.eye_height_min_mv:.1f} mV", fontsize=8)
             ax.set_xlabel("UI")
         axes[0].set_ylabel("mV")
