@@ -33,15 +33,37 @@ def first_screen_s() -> float:
 
 
 async def key_latency() -> tuple[list[float], list[float]]:
+    """Time from a key event entering the app (as the terminal driver delivers it) to its action
+    running, idle and while a tune runs in the worker thread. Pilot's own waits (idle, animations)
+    are not counted: they are not what the FAE waits for."""
+    from textual import events
+
     from eqtune.tui.app import EqtuneApp
 
-    app = EqtuneApp(tempfile.mkdtemp(), emulators=True)
+    class Timed(EqtuneApp):
+        handled_at = 0.0
+
+        def action_goto(self, step: str) -> None:
+            Timed.handled_at = time.perf_counter()
+            super().action_goto(step)
+
+    async def one_key(app, pilot, key: str) -> float:
+        Timed.handled_at = 0.0
+        t0 = time.perf_counter()
+        ev = events.Key(key, key)
+        ev.set_sender(app)
+        app._driver.send_message(ev)
+        while Timed.handled_at == 0.0:
+            await asyncio.sleep(0.001)
+        dt = Timed.handled_at - t0
+        await pilot.pause()
+        return dt
+
+    app = Timed(tempfile.mkdtemp(), emulators=True)
     idle, busy = [], []
     async with app.run_test(size=(80, 24)) as pilot:
-        for k in ("2", "1") * 5:
-            t0 = time.perf_counter()
-            await pilot.press(k)
-            idle.append(time.perf_counter() - t0)
+        for k in ("2", "1") * 10:
+            idle.append(await one_key(app, pilot, k))
         await pilot.press("2", "e", "c")
         await app.workers.wait_for_complete()
         app.query_one("#link-budget").value = "400"
@@ -54,9 +76,8 @@ async def key_latency() -> tuple[list[float], list[float]]:
         while app.evaluations < 2:
             await pilot.pause(0.02)
         for k in ("1", "5") * 10:
-            t0 = time.perf_counter()
-            await pilot.press(k)
-            busy.append(time.perf_counter() - t0)
+            busy.append(await one_key(app, pilot, k))
+        assert app.busy == "tune"
         await pilot.press("a")
         await app.workers.wait_for_complete()
     return idle, busy
@@ -68,7 +89,7 @@ def main() -> None:
           f"target <= 1500 ms")
     idle, busy = asyncio.run(key_latency())
     mi, mb = statistics.median(idle), statistics.median(busy)
-    print(f"key press idle: median {mi * 1000:.1f} ms; while tuning: median {mb * 1000:.1f} ms, "
+    print(f"key to action, idle: median {mi * 1000:.1f} ms; while tuning: median {mb * 1000:.1f} ms, "
           f"max {max(busy) * 1000:.1f} ms (ratio tuning/idle {mb / mi:.2f}); target <= 100 ms")
 
 
