@@ -56,7 +56,8 @@ def _load_json(path: str, option: str) -> Any:
               help="Knobs to tune: rx_pre,rx_post,rx_amp,tx_eq,tx_cm3..tx_c2,ctle_gdc,ctle_gdc2; aliases tx_ffe, ctle. "
                    "Default: the module Rx-output codes rx_pre,rx_post,rx_amp.")
 @click.option("--fix", "fix", default=None, metavar="K=V,...", help="Fix other knobs at these values.")
-@click.option("--budget", type=int, default=60, show_default=True, help="Measurements allowed (baseline included).")
+@click.option("--budget", type=int, default=None,
+              help="Measurements allowed (baseline included). Default: 60 with --sim, 30 with --live.")
 @click.option("--objective", default="eye_height", show_default=True,
               help="eye_height (mV), com (dB), eye_width (UI), or a weighted sum like eye_height:1,com:10.")
 @click.option("--corners", default=None, metavar="C1,C2",
@@ -86,13 +87,27 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--dwell", type=float, default=None, metavar="S", help="[live] Measurement dwell time per point (s).")
 @click.option("--session", default=None, metavar="ID", help="[live] Session id (journal name).")
 @click.option("--sessions", default=None, metavar="DIR", help="[live] Sessions folder.")
-def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int, objective: str,
+@click.option("--site", default=None, help="[live] Site name recorded in the journal.")
+@click.option("--customer", default=None, help="[live] Customer recorded in the journal.")
+@click.option("--link", default=None, help="[live] Link name / id recorded in the journal.")
+@click.option("--operator", default=None, help="[live] Operator recorded in the journal.")
+@click.option("--verify-dwell", type=float, default=None, metavar="S",
+              help="[live] Dwell time of the final verify measurements (s; default: as --dwell).")
+@click.option("--metric", type=click.Choice(["ber", "q_db", "eye_height"]), default=None,
+              help="[live] Measured margin: ber, q_db or eye_height (default: ber).")
+@click.option("--target-ber", type=float, default=None, metavar="BER",
+              help="[live] BER target; sets the dwell when --dwell is not given.")
+@click.option("--settle", type=float, default=None, metavar="S",
+              help="[live] Wait after writing codes before measuring (s; default 0).")
+def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,
          corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,
          optimizer: str, start: str | None, warm: str | None, time_budget: float | None,
          target_margin: float | None, patience: int | None, remeasure: int, as_json: bool,
          save_profile: str | None, plot: str | None, module: str | None, lane: tuple[str, ...],
          instrument: str | None, module_ber: bool, dwell: float | None, session: str | None,
-         sessions: str | None) -> None:
+         sessions: str | None, site: str | None, customer: str | None, link: str | None,
+         operator: str | None, verify_dwell: float | None, metric: str | None, target_ber: float | None,
+         settle: float | None) -> None:
     """Tune the equalization codes of CHANNEL for the largest eye margin.
 
     \b
@@ -105,6 +120,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
     from eqtune.errors import TuneError
 
     if mode == "live":
+        if budget is None:
+            budget = 30
         options = {
             "channel": channel, "knobs": knobs, "budget": budget, "seed": seed, "objective": objective,
             "corners": corners, "json": as_json, "save_profile": save_profile, "plot": plot,
@@ -112,6 +129,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             "module": module, "lane": list(lane), "lanes": list(lane), "instrument": instrument,
             "module_ber": module_ber, "dwell": dwell, "session": session, "sessions": sessions,
             "time_budget": time_budget, "target": target_margin, "patience": patience, "optimizer": optimizer,
+            "site": site, "customer": customer, "link": link, "operator": operator,
+            "verify_dwell": verify_dwell, "metric": metric, "target_ber": target_ber, "settle": settle,
         }
         try:
             from eqtune.tune.live import run_live_tune_cli
@@ -120,12 +139,17 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
         run_live_tune_cli(options)
         return
     live_given = [o for o, v in (("--module", module), ("--lane", lane), ("--instrument", instrument),
-                                 ("--module-ber", module_ber), ("--dwell", dwell), ("--session", session))
+                                 ("--module-ber", module_ber), ("--dwell", dwell), ("--session", session),
+                                 ("--sessions", sessions), ("--site", site), ("--customer", customer),
+                                 ("--link", link), ("--operator", operator), ("--verify-dwell", verify_dwell),
+                                 ("--metric", metric), ("--target-ber", target_ber), ("--settle", settle))
                   if v]
     if live_given:
         raise TuneError(f"{', '.join(live_given)} only apply with --live")
     if not channel:
         raise TuneError("give a CHANNEL (library name or Touchstone/TOML file), e.g. eqtune tune c2m-10in --sim")
+    if budget is None:
+        budget = 60
     _run_sim(channel=channel, knobs=knobs, fix=fix, budget=budget, objective=objective, corners=corners, seed=seed,
              ber=ber, direction=direction, serdes_profile=serdes_profile, optimizer=optimizer, start=start,
              warm=warm, time_budget=time_budget, target_margin=target_margin, patience=patience,

@@ -27,6 +27,21 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   neighbour of the best points with the highest upper confidence bound (posterior mean +
   ``kappa_local`` sd). Equalizer landscapes are ridges (pre-/post-cursor vs CTLE peaking trade off)
   with small bumps; the exact top needs this exploitation, which EI alone under-weights.
+* trust region (TuRBO-style; Eriksson et al., "Scalable global optimization via local Bayesian
+  optimization", NeurIPS 2019), in level-index space: half of the EI candidates are the feasible points
+  of a box around the incumbent, the other half are drawn over the whole feasible set. The box side
+  (fraction of each knob's range, ``tr_init``) doubles after ``tr_success`` improvements in a row,
+  halves after ``tr_fail`` failures in a row and restarts at ``tr_init`` below one level. It is
+  replayed from the observations (``tr_length``), so the state needs nothing new.
+* ``local_on_success``: after a step that improved the best margin, the next step is a local step too
+  (climb on while it pays).
+* output warping (``warp_y="log"``): margins below the median are compressed logarithmically when the
+  lower tail is more than ``warp_gate`` times the spread of the top half (closed eyes hundreds of mV
+  below zero would otherwise set the output scale and flatten the top, where 0.1 dB is decided).
+  Monotone: rankings are unchanged; ``posterior`` maps back to margin units.
+* ``noise_max``: upper bound of the fitted white-noise variance (standardized units). ``tune()``
+  sets 0.01 for deterministic sources (simulation), where a large fitted noise only smooths the top;
+  measured (live) margins keep the default 1.0.
 * initial design: the start point (default codes / profile / warm start) plus a scrambled Sobol
   sequence (scipy.stats.qmc; Owen scrambling) mapped to the nearest unused feasible point.
 * recommendation: the evaluated point with the best GP posterior mean (noise-aware: not the
@@ -90,7 +105,15 @@ class GPOptimizer(BaseOptimizer):
     (EI/PI exploration, in standardized-margin units), ``kappa`` (LCB), ``n_candidates`` (feasible
     candidates sampled per ask), ``n_restarts`` (random marginal-likelihood restarts, every
     ``restart_every`` fits), ``noise`` (fit a white-noise term; keep ``True`` for measured margins),
-    ``local_every`` / ``kappa_local`` (a local UCB step every k-th step after the design; 0 = never).
+    ``local_every`` / ``kappa_local`` (a local UCB step every k-th step after the design; 0 = never),
+    ``local_on_success`` (a local step after every improving step), ``trust_region`` / ``tr_init`` /
+    ``tr_success`` / ``tr_fail`` / ``tr_candidates`` / ``global_candidates`` (trust-region candidates,
+    see the module notes), ``warp_y`` ("log" | "none") / ``warp_q`` / ``warp_scale`` / ``warp_gate``
+    (output warping), ``noise_max`` (white-noise bound), ``exploit_every`` (every k-th step the
+    posterior-mean argmax over the candidates; 0 = never), ``axis_first`` (local steps try the
+    incumbent's one-knob moves first), ``ls_min`` (lower bound of the scaled Matern length scales).
+    The previous engineer's configuration is
+    ``trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
     """
 
     kind = "gp"
@@ -99,7 +122,12 @@ class GPOptimizer(BaseOptimizer):
                  ispace: IndexedSpace | None = None, n_initial: int | None = None, acq: str = "ei",
                  xi: float = 0.01, kappa: float = 1.96, n_candidates: int = 5000, n_restarts: int = 1,
                  noise: bool = True, restart_every: int = 10, local_every: int = 2,
-                 kappa_local: float = 1.0) -> None:
+                 kappa_local: float = 1.0, trust_region: bool = True, tr_init: float = 0.5,
+                 tr_success: int = 2, tr_fail: int | None = None, tr_candidates: int = 3000,
+                 local_on_success: bool = True, global_candidates: int | None = None,
+                 warp_y: str = "log", warp_q: float = 0.5, exploit_every: int = 0,
+                 noise_max: float = 1.0, warp_scale: float = 1.0, warp_gate: float = 4.0,
+                 axis_first: bool = False, ls_min: float = 0.05) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -118,6 +146,24 @@ class GPOptimizer(BaseOptimizer):
         self.restart_every = int(restart_every)
         self.local_every = int(local_every)
         self.kappa_local = float(kappa_local)
+        self.trust_region = bool(trust_region)
+        self.tr_init = float(tr_init)
+        self.tr_success = int(tr_success)
+        self.tr_fail = int(tr_fail) if tr_fail is not None else max(3, self.ispace.d)
+        self.tr_candidates = int(tr_candidates)
+        self.local_on_success = bool(local_on_success)
+        self.global_candidates = int(global_candidates) if global_candidates is not None else None
+        if warp_y not in ("none", "log"):
+            raise TuneError(f"unknown output warping '{warp_y}': use none or log")
+        self.warp_y = warp_y
+        self.warp_q = float(warp_q)
+        self.exploit_every = int(exploit_every)
+        self.noise_max = float(noise_max)
+        self.warp_scale = float(warp_scale)
+        self.warp_gate = float(warp_gate)
+        self.axis_first = bool(axis_first)
+        self.ls_min = float(ls_min)
+        self._warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
         self._model = None
         self._model_n = -1
         self._ystats = (0.0, 1.0)
@@ -127,7 +173,13 @@ class GPOptimizer(BaseOptimizer):
         return {"n_initial": self.n_initial, "acq": self.acq, "xi": self.xi, "kappa": self.kappa,
                 "n_candidates": self.n_candidates, "n_restarts": self.n_restarts, "noise": self.noise,
                 "restart_every": self.restart_every, "local_every": self.local_every,
-                "kappa_local": self.kappa_local}
+                "kappa_local": self.kappa_local, "trust_region": self.trust_region, "tr_init": self.tr_init,
+                "tr_success": self.tr_success, "tr_fail": self.tr_fail, "tr_candidates": self.tr_candidates,
+                "local_on_success": self.local_on_success, "global_candidates": self.global_candidates,
+                "warp_y": self.warp_y, "warp_q": self.warp_q,
+                "exploit_every": self.exploit_every, "noise_max": self.noise_max,
+                "warp_scale": self.warp_scale, "warp_gate": self.warp_gate,
+                "axis_first": self.axis_first, "ls_min": self.ls_min}
 
     def state(self) -> dict[str, Any]:
         st = super().state()
@@ -182,7 +234,7 @@ class GPOptimizer(BaseOptimizer):
 
         isp = self.ispace
         X = isp.scaled(keys_array(self.keys, isp.d))
-        y = np.asarray(self.ys, dtype=float)
+        y = self._warp_fit(np.asarray(self.ys, dtype=float))
         mu, sd = float(np.mean(y)), float(np.std(y))
         if not np.isfinite(sd) or sd <= 1e-12:
             sd = 1.0
@@ -190,10 +242,10 @@ class GPOptimizer(BaseOptimizer):
         # skopt minimizes: model the negative standardized margin
         t = -(y - mu) / sd
         kernel = ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
-            length_scale=np.full(isp.d, 0.5), length_scale_bounds=(0.05, 20.0), nu=2.5
+            length_scale=np.full(isp.d, 0.5), length_scale_bounds=(self.ls_min, 20.0), nu=2.5
         )
         if self.noise:
-            kernel = kernel + WhiteKernel(1e-3, (1e-6, 1.0))
+            kernel = kernel + WhiteKernel(min(1e-3, self.noise_max), (1e-6, max(self.noise_max, 1e-6)))
         # warm start of the hyperparameters: from the previous fit (at another observation count), or
         # from the start of the fit at this count when the state was saved right after it (resume)
         if self._theta.get("n") == n:
@@ -223,6 +275,44 @@ class GPOptimizer(BaseOptimizer):
         self._model = gp
         return gp
 
+    def _warp_fit(self, y: np.ndarray) -> np.ndarray:
+        """Output warping: margins below the median are compressed logarithmically (closed eyes reach
+        hundreds of mV below zero; left linear, that tail sets the GP's output scale and flattens the
+        top, where 0.1 dB is decided). Monotone, so rankings and the argmax are unchanged."""
+        self._warp = (0.0, 0.0)
+        if self.warp_y != "log" or len(y) < 3:
+            return y
+        med = float(np.quantile(y, self.warp_q))
+        scale = self.warp_scale * (float(np.max(y)) - med)
+        if not np.isfinite(scale) or scale <= 1e-12:
+            return y
+        if med - float(np.min(y)) < self.warp_gate * scale:
+            return y  # the lower tail does not dominate the output scale: leave it linear
+        self._warp = (med, scale)
+        return self._warp_apply(y)
+
+    def _warp_apply(self, y: np.ndarray) -> np.ndarray:
+        med, scale = self._warp
+        if scale <= 0.0:
+            return y
+        below = y < med
+        out = np.array(y, dtype=float)
+        out[below] = med - scale * np.log1p((med - y[below]) / scale)
+        return out
+
+    def _warp_inverse(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Original-unit values of warped values ``t``, and the derivative dy/dt (for the sd)."""
+        med, scale = self._warp
+        t = np.asarray(t, dtype=float)
+        if scale <= 0.0:
+            return t, np.ones_like(t)
+        below = t < med
+        y, dy = t.copy(), np.ones_like(t)
+        e = np.exp(np.minimum((med - t[below]) / scale, 700.0))
+        y[below] = med - scale * (e - 1.0)
+        dy[below] = e
+        return y, dy
+
     def _predict(self, keys: np.ndarray, return_std: bool = False):
         gp = self._fit()
         X = self.ispace.scaled(keys)
@@ -237,7 +327,8 @@ class GPOptimizer(BaseOptimizer):
             return np.full(len(keys), np.nan), np.full(len(keys), np.nan)
         t_mean, t_std = self._predict(keys, return_std=True)
         mu, sd = self._ystats
-        return mu - sd * np.asarray(t_mean), sd * np.asarray(t_std)
+        y, dy = self._warp_inverse(mu - sd * np.asarray(t_mean))
+        return y, dy * sd * np.asarray(t_std)
 
     def ranked(self) -> list[Key]:
         """Distinct evaluated points, best posterior mean first (observed mean before the GP exists)."""
@@ -299,8 +390,15 @@ class GPOptimizer(BaseOptimizer):
     def _candidates(self, taken: set[Key]) -> np.ndarray:
         isp = self.ispace
         rng = rng_for(self.seed, len(self.ys), len(self.pending), 1)
-        parts = [isp.sample(rng, self.n_candidates)]
         top = self.ranked()[:3]
+        n_global = self.n_candidates
+        parts = []
+        if self.trust_region and top:
+            box = self._tr_box(top[0], rng)
+            if len(box):
+                parts.append(box)
+                n_global = self.global_candidates if self.global_candidates is not None else self.n_candidates // 2
+        parts.append(isp.sample(rng, n_global))
         parts.append(isp.neighbours(top, radius=1))
         if isp.d <= 4:
             parts.append(isp.neighbours(top[:1], radius=2))
@@ -313,6 +411,58 @@ class GPOptimizer(BaseOptimizer):
             cands = cands[~np.isin(view, tview)]
         return cands
 
+    # -- trust region (TuRBO-style, in level-index space) -------------------------------------------
+    def tr_length(self) -> tuple[float, bool]:
+        """Side of the trust-region box (fraction of each knob's range) and whether the last
+        observation improved on the best so far. Replayed from the observations alone (success and
+        failure counts after the initial design: expand after ``tr_success`` improvements in a row,
+        halve after ``tr_fail`` failures in a row, restart at ``tr_init`` below one level), so the
+        state needs nothing beyond the observations."""
+        ys = self.ys
+        n0 = min(self.n_initial, len(ys))
+        if n0 == 0:
+            return self.tr_init, False
+        length = self.tr_init
+        lmin = 1.0 / float(np.max(self.ispace._den))
+        best = max(ys[:n0])
+        sd = float(np.std(ys)) if len(ys) > 1 else 0.0
+        tol = 1e-3 * (sd if sd > 0 else 1.0)
+        succ = fail = 0
+        improved = False
+        for y in ys[n0:]:
+            improved = y > best + tol
+            if improved:
+                succ, fail = succ + 1, 0
+            else:
+                succ, fail = 0, fail + 1
+            best = max(best, y)
+            if succ >= self.tr_success:
+                length, succ = min(2.0 * length, 1.0), 0
+            elif fail >= self.tr_fail:
+                length, fail = length / 2.0, 0
+                if length < lmin:
+                    length = self.tr_init
+        return length, improved
+
+    def _tr_box(self, center: Key, rng: np.random.Generator) -> np.ndarray:
+        """Feasible points in the trust-region box around ``center`` (at least its radius-1 neighbours),
+        up to ``tr_candidates`` of them (uniform subsample)."""
+        isp = self.ispace
+        length, _ = self.tr_length()
+        half = np.maximum(np.floor(0.5 * length * isp._den + 1e-9), 1).astype(int)
+        c = np.asarray(center, dtype=int)
+        lo, hi = np.maximum(c - half, 0), np.minimum(c + half, isp.n_levels - 1)
+        if isp.grid is not None:
+            g = isp.grid
+            rows = g[np.all((g >= lo[None, :]) & (g <= hi[None, :]), axis=1)]
+            if len(rows) > self.tr_candidates:
+                rows = rows[np.sort(rng.choice(len(rows), size=self.tr_candidates, replace=False))]
+            return rows
+        n = 4 * self.tr_candidates
+        idx = np.stack([rng.integers(a, b + 1, size=n) for a, b in zip(lo, hi)], axis=1).astype(np.int32)
+        idx = np.unique(idx[isp.space.feasible(isp.values(idx))], axis=0)
+        return idx[: self.tr_candidates]
+
     def _local_step(self, taken: set[Key]) -> Key | None:
         """Exploit: the untried Chebyshev neighbour (radius 1) of the best points with the highest
         upper confidence bound, or None when all of them have been measured."""
@@ -320,12 +470,18 @@ class GPOptimizer(BaseOptimizer):
         means = self.mean_by_point()
         by_obs = sorted(means, key=lambda k: -means[k][0])[:2]
         tops = list(dict.fromkeys(self.ranked()[:2] + by_obs))
-        nb = isp.neighbours(tops, radius=1)
-        if len(nb) == 0:
-            return None
-        keep = np.array([tuple(int(v) for v in r) not in taken for r in nb])
-        nb = nb[keep]
-        if len(nb) == 0:
+        stages: list[tuple[list[Key], int, bool]] = []
+        if self.axis_first:
+            # coordinate moves of the incumbent first: one knob one code up or down (2d points)
+            stages.append((list(dict.fromkeys(self.ranked()[:1] + by_obs[:1])), 1, True))
+        stages += [(tops, 1, False), (tops, 2, False)]
+        for centres, radius, axis in stages:
+            nb = isp.neighbours(centres, radius=radius, axis_only=axis)
+            if len(nb):
+                nb = nb[np.array([tuple(int(v) for v in r) not in taken for r in nb])]
+            if len(nb):
+                break
+        else:
             return None
         t_mean, t_std = self._predict(nb, return_std=True)
         score = -np.asarray(t_mean) + self.kappa_local * np.asarray(t_std)
@@ -335,7 +491,10 @@ class GPOptimizer(BaseOptimizer):
         from skopt.acquisition import gaussian_ei, gaussian_lcb, gaussian_pi
 
         n_bo = len(self.ys) - self.n_initial  # BO steps so far (the state holds everything needed)
-        if self.local_every and n_bo >= 0 and n_bo % self.local_every == self.local_every - 1:
+        local = bool(self.local_every) and n_bo >= 0 and n_bo % self.local_every == self.local_every - 1
+        if not local and self.local_on_success and n_bo >= 1 and self.tr_length()[1]:
+            local = True  # the last step improved the best: climb on from there first
+        if local:
             key = self._local_step(taken)
             if key is not None:
                 return key
@@ -344,9 +503,12 @@ class GPOptimizer(BaseOptimizer):
             return self._any_untaken(taken)
         gp = self._fit()
         X = self.ispace.scaled(cands)
+        exploit = bool(self.exploit_every) and n_bo >= 0 and n_bo % self.exploit_every == self.exploit_every - 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if self.acq == "lcb":
+            if exploit:
+                score = -np.asarray(gp.predict(X), dtype=float)
+            elif self.acq == "lcb":
                 score = -gaussian_lcb(X, gp, kappa=self.kappa)
             else:
                 # incumbent = best posterior mean over evaluated points (noise-robust EI/PI)

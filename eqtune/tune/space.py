@@ -137,14 +137,15 @@ class IndexedSpace:
             rows = rows[np.sort(rng.choice(len(rows), size=n, replace=False))]
         return rows
 
-    def neighbours(self, keys: Iterable[Sequence[int]], radius: int = 1) -> np.ndarray:
-        """Feasible points within ``radius`` levels of any of ``keys`` in every knob (Chebyshev ball)."""
+    def neighbours(self, keys: Iterable[Sequence[int]], radius: int = 1, *, axis_only: bool = False) -> np.ndarray:
+        """Feasible points within ``radius`` levels of any of ``keys`` in every knob (Chebyshev ball);
+        ``axis_only``: only the moves of one knob at a time (coordinate neighbours)."""
         keys = [np.asarray(k, dtype=np.int32) for k in keys]
         if not keys:
             return np.zeros((0, self.d), dtype=np.int32)
         steps = np.arange(-radius, radius + 1)
         offs = np.stack(np.meshgrid(*([steps] * self.d), indexing="ij"), axis=-1).reshape(-1, self.d)
-        if len(offs) > 4096:  # high dimension: axis moves and random pairs only
+        if len(offs) > 4096 or axis_only:  # high dimension: axis moves only
             eye = np.eye(self.d, dtype=int)
             offs = np.concatenate([eye * s for s in steps if s != 0])
         rows = np.concatenate([k[None, :] + offs for k in keys])

@@ -19,6 +19,9 @@ from eqtune.serdes.knobs import EqPoint
 from eqtune.tune.base import BaseOptimizer, make_optimizer
 from eqtune.tune.source import MarginSource, Measurement, _jsonable, measure_many, source_start
 
+#: upper bound of the GP's white-noise variance (standardized margins) for a deterministic source
+DETERMINISTIC_NOISE_MAX = 0.01
+
 
 @dataclass
 class Evaluation:
@@ -191,7 +194,12 @@ def tune(
         full_start.setdefault(k.name, float(k.default))
 
     if isinstance(optimizer, str):
-        opt = make_optimizer(optimizer, space, seed=seed, start=full_start, **dict(optimizer_options or {}))
+        options = dict(optimizer_options or {})
+        if optimizer == "gp" and getattr(source, "deterministic", False):
+            # exact margins (simulation): the white-noise term only absorbs the landscape's fine
+            # structure (<= 1 % of the margin variance), it must not smooth the top away
+            options.setdefault("noise_max", DETERMINISTIC_NOISE_MAX)
+        opt = make_optimizer(optimizer, space, seed=seed, start=full_start, **options)
     else:
         opt = optimizer
     isp = opt.ispace

@@ -38,7 +38,9 @@ def test_within_0p1_db_on_a_longer_channel(make_table):
 def test_tx_ffe_ridge_within_0p5_db(table_tx):
     """Host TX FFE taps against the module's peaking code trade off along a ridge with several bumps of
     nearly equal height (38-39.8 mV); only one grid point is within 0.1 dB. Known limit: the GP gets
-    within 0.1 dB in about 7 of 10 seeds at 60 evaluations, so this space is held to 0.5 dB."""
+    within 0.1 dB in only 3 of 10 seeds at 60 evaluations (7 of 10 with the configuration before the
+    trust region / output warping / success-driven local steps, which settle on the nearest bump
+    sooner), so this space is held to 0.5 dB."""
     table, optimum = table_tx
     thr = threshold(optimum, tol_db=0.5, units="mV")
     tuned = _hits(table, thr)

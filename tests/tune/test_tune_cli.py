@@ -75,3 +75,48 @@ def test_live_is_delegated(monkeypatch):
     assert r.exit_code == 0, r.output
     assert got["module"] == "emu:c2m-10in" and got["lanes"] == ["1,2", "4"] and got["module_ber"] is True
     assert got["dwell"] == 0.5 and got["session"] == "s1" and got["sessions"] == "/tmp/x" and got["budget"] == 20
+
+
+def test_live_forwards_journal_options_and_budget_default(monkeypatch):
+    import eqtune.tune.live as live
+
+    got = {}
+    monkeypatch.setattr(live, "run_live_tune_cli", lambda options: got.update(options) or {})
+    r = _run("--live", "--module", "emu:c2m-10in", "--lane", "1", "--module-ber", "--site", "S", "--customer", "C",
+             "--link", "L", "--operator", "O", "--verify-dwell", "2", "--metric", "q_db", "--target-ber", "1e-9",
+             "--settle", "0.1")
+    assert r.exit_code == 0, r.output
+    assert (got["site"], got["customer"], got["link"], got["operator"]) == ("S", "C", "L", "O")
+    assert got["verify_dwell"] == 2.0 and got["metric"] == "q_db" and got["target_ber"] == 1e-9
+    assert got["settle"] == 0.1 and got["budget"] == 30  # live default budget
+    r = _run("c2m-10in", "--sim", "--site", "S")
+    assert r.exit_code == 2 and "--site" in r.output
+    help_text = _run("--help").output
+    assert "60 with --sim" in help_text and "30 with --live" in help_text and "[live] Site" in help_text
+
+
+def test_sim_budget_default_is_60(monkeypatch):
+    import eqtune.tune as tune_pkg
+
+    got = {}
+
+    def fake_tune(src, **kw):
+        got.update(kw)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(tune_pkg, "tune", fake_tune)
+    r = _run("c2m-10in", "--sim")
+    assert r.exit_code == 0, r.output
+    assert got["budget"] == 60
+
+
+def test_live_emulated_run_journals_site(tmp_path):
+    from eqtune.session.live import load_session
+
+    r = _run("--live", "--module", "emu:c2m-10in?fast=1&adaptive=0&settle_ms=0", "--lane", "1", "--module-ber",
+             "--budget", "4", "--site", "X", "--seed", "2", "--dwell", "0.05", "--sessions", str(tmp_path),
+             "--session", "cli-site", "--json")
+    assert r.exit_code == 0, r.output
+    view = load_session("cli-site", tmp_path)
+    assert view.header["metadata"]["site"] == "X"
+    assert len(view.measurements()) == 4

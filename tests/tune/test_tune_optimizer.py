@@ -175,3 +175,34 @@ def test_bad_options_are_errors(table_10in):
         o.tell(table.default_point(), float("nan"))
     with pytest.raises(TuneError, match="rx_pre=9"):
         o.tell({**table.default_point(), "rx_pre": 9.0}, 1.0)
+
+
+def test_output_warping_is_monotone_and_invertible(table_tx):
+    table, _ = table_tx
+    o = GPOptimizer(table.space, seed=1, start=table.default_point(), warp_gate=0.0)
+    _drive(o, table, 12)
+    o._fit()
+    y = np.asarray(o.ys)
+    assert o._warp[1] > 0  # the lower half is compressed
+    w = o._warp_apply(y)
+    order = np.argsort(y, kind="stable")
+    assert np.all(np.diff(w[order]) >= 0)
+    back, _ = o._warp_inverse(w)
+    assert np.allclose(back, y)
+    # the posterior is in margin units again: near the (exactly) measured values
+    mean, sd = o.posterior([o.ispace.point(k) for k in o.keys])
+    assert np.all(np.isfinite(sd)) and np.corrcoef(mean, y)[0, 1] > 0.9
+
+
+def test_trust_region_shrinks_on_failures_and_is_replayed_from_observations(table_10in):
+    table, _ = table_10in
+    o = GPOptimizer(table.space, seed=2, n_initial=4)
+    _drive(o, table, 4)
+    assert o.tr_length() == (o.tr_init, False)
+    worst = min(o.ys) - 1.0
+    for _ in range(o.tr_fail):  # failures in a row halve the box
+        p = o.ask()
+        o.tell(p, worst)
+    assert o.tr_length()[0] == o.tr_init / 2
+    b = optimizer_from_state(json.loads(json.dumps(o.state())), table.space)
+    assert b.tr_length() == o.tr_length() and b.ask() == o.ask()
