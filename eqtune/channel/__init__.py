@@ -3,6 +3,7 @@
 Public API (imported lazily so ``import eqtune.channel`` stays light)::
 
     load_channel(name_or_path, *, temperature_c=None, aggressors=True, port_order=None) -> Channel
+    channel_from_definition(doc, *, base_dir=None, name=None, temperature_c=None, aggressors=True) -> Channel
     list_channels() -> list[str]
     pulse_response(channel, samples_per_ui=32) -> PulseResponse
     summary(channel) -> dict
@@ -15,10 +16,12 @@ from typing import Any
 
 from eqtune.channel.model import Aggressor, Channel
 
-__all__ = ["Aggressor", "Channel", "list_channels", "load_channel", "pulse_response", "summary"]
+__all__ = ["Aggressor", "Channel", "channel_from_definition", "list_channels", "load_channel", "pulse_response",
+           "summary"]
 
 _LAZY = {
     "load_channel": "eqtune.channel.library",
+    "channel_from_definition": "eqtune.channel.library",
     "list_channels": "eqtune.channel.library",
     "pulse_response": "eqtune.channel.metrics",
     "summary": "eqtune.channel.metrics",

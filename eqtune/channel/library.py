@@ -39,6 +39,9 @@ TOML format (every key optional unless marked; unknown keys are an error)::
     amplitude_v = 0.4                  # optional; port_order, lane as for touchstone segments
 
 A bare ``.sNp`` is a one-segment channel at 53.125 GBd PAM4 with the profile ``host-lr-112g``.
+
+``channel_from_definition(doc, base_dir=...)`` builds a channel from the same definition as a dict
+(e.g. a TOML table changed in memory, as a study's parametric sweep does) without writing a file.
 """
 
 from __future__ import annotations
@@ -154,12 +157,12 @@ def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
                           f"{', '.join(sorted(allowed))}")
 
 
-def _file_ref(toml: Path, where: str, table: dict) -> Path:
+def _file_ref(base_dir: Path, rel_to: str, where: str, table: dict) -> Path:
     ref = table.get("file")
     if not isinstance(ref, str) or not ref:
-        raise ConfigError(f"{where}.file: give the Touchstone file path (relative to {toml.name})")
+        raise ConfigError(f"{where}.file: give the Touchstone file path (relative to {rel_to})")
     p = Path(ref)
-    p = p if p.is_absolute() else toml.parent / p
+    p = p if p.is_absolute() else base_dir / p
     if not p.is_file():
         raise ConfigError(f"{where}.file: {ref!r} not found (looked for {p}); fix the path or generate it "
                           "(python -m eqtune.channel.generate)")
@@ -178,10 +181,35 @@ def _read_toml(path: Path) -> dict:
 
 def _load_toml(path: Path, *, temperature_c: float | None, with_aggressors: bool, port_order: str | None,
                df_hz: float | None) -> Channel:
+    return _build(_read_toml(path), base_dir=path.parent, rel_to=path.name, where=str(path), source=str(path),
+                  default_name=path.stem, temperature_c=temperature_c, with_aggressors=with_aggressors,
+                  port_order=port_order, df_hz=df_hz)
+
+
+def channel_from_definition(doc: dict, *, base_dir: str | Path | None = None, name: str | None = None,
+                            source: str = "definition", temperature_c: float | None = None,
+                            aggressors: bool = True, port_order: str | None = None,
+                            df_hz: float | None = None) -> Channel:
+    """A channel from a definition dict (the TOML format above, already parsed), without a file.
+
+    ``base_dir``: where relative ``file`` paths point (default: the current directory); ``name``: the
+    channel name when the definition has no ``name`` key (default ``"channel"``); ``source``: recorded
+    in ``Channel.source`` and used in error messages. Other options as for ``load_channel``. The
+    result equals ``load_channel`` of a TOML file holding the same definition (except ``source``).
+    """
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{source}: a channel definition must be a dict (TOML tables), got {type(doc).__name__}")
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    return _build(doc, base_dir=base, rel_to=str(base), where=source, source=source,
+                  default_name=name or "channel", temperature_c=temperature_c, with_aggressors=aggressors,
+                  port_order=port_order, df_hz=df_hz)
+
+
+def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, default_name: str,
+           temperature_c: float | None, with_aggressors: bool, port_order: str | None,
+           df_hz: float | None) -> Channel:
     from eqtune.channel.touchstone import load_sdd
 
-    doc = _read_toml(path)
-    where = str(path)
     _check_keys(where, doc, TOP_KEYS)
     baud = _num(f"{where}: baud_gbd", doc.get("baud_gbd", DEFAULT_BAUD_GBD), positive=True)
     modulation = str(doc.get("modulation", DEFAULT_MODULATION)).upper()
@@ -212,7 +240,7 @@ def _load_toml(path: Path, *, temperature_c: float | None, with_aggressors: bool
         if allowed is not None:
             _check_keys(w, seg, allowed)
         if kind == "touchstone":
-            fp = _file_ref(path, w, seg)
+            fp = _file_ref(base_dir, rel_to, w, seg)
             lane = seg.get("lane")
             if lane is not None:
                 lane = int(_num(f"{w}.lane", lane, positive=True))
@@ -305,7 +333,7 @@ def _load_toml(path: Path, *, temperature_c: float | None, with_aggressors: bool
             kind = str(a.get("kind", "FEXT")).upper()
             if kind not in ("FEXT", "NEXT"):
                 raise ConfigError(f"{w}.kind: {a.get('kind')!r} is unknown; use 'FEXT' or 'NEXT'")
-            fp = _file_ref(path, w, a)
+            fp = _file_ref(base_dir, rel_to, w, a)
             lane = a.get("lane")
             lane = None if lane is None else int(_num(f"{w}.lane", lane, positive=True))
             d = load_sdd(fp, port_order=a.get("port_order"), lane=lane, ports=_ports(w, a.get("ports")),
@@ -316,9 +344,9 @@ def _load_toml(path: Path, *, temperature_c: float | None, with_aggressors: bool
             aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind=kind, sdd21=xs, amplitude_v=amp))
 
     return Channel(
-        name=str(doc.get("name", path.stem)), freqs_hz=grid, sdd21=s[:, 1, 0].copy(), baud_gbd=baud,
+        name=str(doc.get("name", default_name)), freqs_hz=grid, sdd21=s[:, 1, 0].copy(), baud_gbd=baud,
         modulation=modulation, serdes_profile=str(doc.get("serdes_profile", DEFAULT_PROFILE)),
-        sdd11=s[:, 0, 0].copy(), sdd22=s[:, 1, 1].copy(), aggressors=tuple(aggs), source=str(path),
+        sdd11=s[:, 0, 0].copy(), sdd22=s[:, 1, 1].copy(), aggressors=tuple(aggs), source=source,
         port_order=first_order[0], temperature_c=temp,
         meta={"description": str(doc.get("description", "")), "port_order_detected": first_order[1],
               "data_fmax_hz": data_fmax or None, "max_singular_value": max_sv,

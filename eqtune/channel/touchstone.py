@@ -9,12 +9,20 @@ scikit-rf parses the file (no hand-written parser here). This module only
 * picks the lane's four ports, detects their order and converts to SDD (see ``mixedmode``).
 
 A ``.s2p`` is taken as an already-differential 2-port (its S21 is SDD21).
+
+``load_sdd`` keeps a small per-process cache of its results (a study loads the same connector and
+aggressor files for every combination): keyed by the resolved path, the file's size, modification
+time (ns), inode and device, and every option. A file rewritten in place gets a new key and is parsed
+again; the cached arrays are read-only. ``clear_cache()`` empties it; ``load_sdd(..., cache=False)``
+bypasses it.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +33,7 @@ from eqtune.errors import TouchstoneError
 
 PASSIVITY_TOL = 1e-4  # max singular value above 1 + this -> warning (measured files sit near 1e-5)
 _EXT = re.compile(r"\.s(\d+)p$", re.IGNORECASE)
+CACHE_MAX = 32  # parsed files kept per process (a 4-port file of a few thousand points is ~1 MB)
 
 
 @dataclass(frozen=True)
@@ -170,17 +179,86 @@ def max_singular_value(s: np.ndarray) -> float:
     return best
 
 
+_CACHE: OrderedDict[tuple, DiffSParams] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_STATS = {"hits": 0, "misses": 0}
+
+
+def clear_cache() -> None:
+    """Forget every cached ``load_sdd`` result (and reset the hit/miss counters)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+        _CACHE_STATS.update(hits=0, misses=0)
+
+
+def cache_info() -> dict[str, int]:
+    """``{"hits", "misses", "size"}`` of the ``load_sdd`` cache in this process."""
+    with _CACHE_LOCK:
+        return {**_CACHE_STATS, "size": len(_CACHE)}
+
+
+def _file_key(p: Path) -> tuple | None:
+    """Identity of a file's current contents: resolved path, size, mtime (ns), inode, device."""
+    try:
+        st = p.stat()
+        return (str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+    except OSError:
+        return None  # missing/unreadable: let the loader raise its own error
+
+
+def _readonly(d: DiffSParams) -> DiffSParams:
+    for a in (d.freqs_hz, d.s):
+        a.setflags(write=False)
+    return d
+
+
+def _passivity_warning(p: Path, smax: float, stacklevel: int) -> None:
+    if smax > 1.0 + PASSIVITY_TOL:
+        warnings.warn(f"{p}: not passive: max singular value of S is {smax:.6f} "
+                      f"(exceeds 1 by {smax - 1:.2e}); results may be optimistic", stacklevel=stacklevel)
+
+
 def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | None = None,
              ports: tuple[int, int, int, int] | None = None, fallback_order: str | None = None,
-             check_passivity: bool = True) -> DiffSParams:
+             check_passivity: bool = True, cache: bool = True) -> DiffSParams:
     """Load a Touchstone file as a differential 2-port.
 
     ``port_order``: None/"auto" detects (4-port groups), or "1-2/3-4" / "1-3/2-4".
     ``lane``: for files with more than 4 ports, the 1-based lane; lane k = ports 4k-3..4k.
     ``ports``: explicit 1-based single-ended ports (TX+, TX-, RX+, RX-) for any other multi-lane layout.
     ``fallback_order``: used when detection is ambiguous (e.g. the victim's order for crosstalk).
+    ``cache``: reuse this process's earlier result for the same file contents and options (see the
+    module docstring; the passivity warning is repeated on a hit). The arrays are then read-only.
     """
     p = Path(path)
+    fkey = _file_key(p) if cache else None
+    if fkey is None:
+        return _load_sdd(p, port_order=port_order, lane=lane, ports=ports, fallback_order=fallback_order,
+                         check_passivity=check_passivity)
+    key = (fkey, port_order, None if lane is None else int(lane), None if ports is None else tuple(ports),
+           fallback_order, bool(check_passivity))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            _CACHE_STATS["hits"] += 1
+    if hit is not None:
+        if check_passivity:
+            _passivity_warning(p, hit.max_singular_value, 3)
+        return hit
+    d = _readonly(_load_sdd(p, port_order=port_order, lane=lane, ports=ports, fallback_order=fallback_order,
+                            check_passivity=check_passivity))
+    if _file_key(p) == fkey:  # not rewritten while it was being parsed
+        with _CACHE_LOCK:
+            _CACHE_STATS["misses"] += 1
+            _CACHE[key] = d
+            while len(_CACHE) > CACHE_MAX:
+                _CACHE.popitem(last=False)
+    return d
+
+
+def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple[int, int, int, int] | None,
+              fallback_order: str | None, check_passivity: bool) -> DiffSParams:
     net = read_network(p)
     f = np.asarray(net.f, dtype=float)
     s = np.asarray(net.s)
@@ -214,9 +292,7 @@ def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | Non
     smax = 1.0
     if check_passivity:
         smax = max_singular_value(s)
-        if smax > 1.0 + PASSIVITY_TOL:
-            warnings.warn(f"{p}: not passive: max singular value of S is {smax:.6f} "
-                          f"(exceeds 1 by {smax - 1:.2e}); results may be optimistic", stacklevel=2)
+        _passivity_warning(p, smax, 4)  # -> the caller of load_sdd
     assert order is None or order in PORT_ORDERS
     return DiffSParams(freqs_hz=f, s=np.ascontiguousarray(sdd), source=str(p), nports=n, port_order=order,
                        port_order_detected=detected, max_singular_value=smax)

@@ -63,6 +63,7 @@ N_NEAR = 3  # stage A: cursors on each side of the main one checked as peak dist
 N_PEAK = 3  # stage A: how many of them add up as worst case (PAM4: (1/4)^3 = 1.6e-2 > any target BER)
 N_ADAPT_CANDIDATES = 3  # RX settings per point checked with the exact eye when the CTLE adapts
 VEC_CLOSED_DB = 60.0
+PULSE_CHUNK = 8  # RX settings per pass when preparing the pulses (cache-sized working set)
 
 
 class PulseResponse(NamedTuple):
@@ -257,19 +258,44 @@ class EyeEngine:
     def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True) -> np.ndarray:
         """Pulse responses (..., n_fft) of transfer functions ``h`` (..., n_f): the impulse (inverse FFT,
         truncated at TRUNCATE_REL of its peak as MATLAB COM does) convolved with a 1-UI box-car."""
+        M = self.M
         imp = np.fft.irfft(h, n_fft, axis=-1)
-        if truncate:
-            a = np.abs(imp)
-            thr = TRUNCATE_REL * a.max(axis=-1, keepdims=True)
-            idx = np.arange(n_fft)
-            above = a > thr
-            last = n_fft - 1 - np.argmax(above[..., ::-1], axis=-1)
-            first = np.argmax(above, axis=-1)
-            imp = np.where((idx >= first[..., None]) & (idx <= last[..., None]), imp, 0.0)
-        c = np.cumsum(imp, axis=-1)
-        out = c.copy()
-        out[..., self.M:] -= c[..., : -self.M]
-        return out
+        if not truncate:
+            c = np.cumsum(imp, axis=-1)
+            out = np.empty_like(c)
+            out[..., :M] = c[..., :M]
+            np.subtract(c[..., M:], c[..., :-M], out=out[..., M:])
+            return out
+        shape = imp.shape
+        imp = imp.reshape(-1, n_fft)
+        mag = np.abs(imp)
+        above = mag > TRUNCATE_REL * mag.max(axis=-1, keepdims=True)
+        del mag
+        last = n_fft - 1 - np.argmax(above[:, ::-1], axis=-1)
+        first = np.argmax(above, axis=-1)
+        # the truncated impulse is zero outside [first, last], so its running sum is 0 before the
+        # earliest first and constant after the latest last: the pulse (running sum minus the running
+        # sum M samples earlier) is exactly 0 outside [lo, hi + M); only that span is summed (the same
+        # sequential sums as over the whole record, so the same values)
+        lo, hi = int(first.min()), int(last.max()) + 1
+        span = imp[:, lo:hi].copy()
+        for r in range(len(span)):
+            span[r, : first[r] - lo] = 0.0
+            span[r, last[r] + 1 - lo:] = 0.0
+        c = np.cumsum(span, axis=-1)
+        out = np.zeros_like(imp)
+        stop = min(hi + M, n_fft)
+        seg = out[:, lo:stop]
+        n_c = hi - lo
+        seg[:, :min(M, n_c)] = c[:, :M]
+        if n_c > M:
+            np.subtract(c[:, M:], c[:, :-M], out=seg[:, M:n_c])
+        if stop > hi:  # the running sum has stopped changing: c(hi - 1) - c(i - M)
+            tail = stop - hi
+            k = np.arange(hi, stop) - M - lo  # index into c of i - M
+            prev = np.where(k >= 0, c[:, np.clip(k, 0, n_c - 1)], 0.0)
+            np.subtract(c[:, -1:], prev, out=seg[:, n_c:n_c + tail])
+        return out.reshape(shape)
 
     def _prepare(self) -> None:
         f, n_fft = self._fft_grid()
@@ -294,43 +320,62 @@ class EyeEngine:
         offs = self._tx.offsets
         self._g_lo = int(max(offs.max(), 0))  # extra earlier rows needed by post-cursor taps
         self._g_hi = int(max(-offs.min(), 0))
-        ctle = self._ctle(f, self._rx.settings)  # (C, n_f)
-        pulses = self._pulses(base[None, :] * ctle, n_fft)  # (C, n_fft)
-        # each RX setting's window is centered on its own pulse peak: the sampling phase is searched
-        # within +-0.5 UI of the peak of the CTLE-equalized pulse (where a CDR locks; with an RX FFE,
-        # the instant the FFE was adapted for)
-        self._ipk_c = np.array([_peak_index(p) for p in pulses])
-        pre, post = self._rx_ffe_taps()
-        self._rx_ffe_w = None
-        if pre or post:
-            # RX FFE adapted per RX setting (a fixed function of the setting, so still cached): fold its
-            # transfer function H_ffe(f) = sum_k w_k exp(-j 2 pi f d_k T) into the CTLE (noise and
-            # crosstalk see it too) and recompute the pulses
-            offs = np.arange(-pre, post + 1)
-            df_ghz = (f[1] - f[0]) / 1e9
-            n2 = self._rx.eta0_v2_per_ghz * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
-            w = np.stack([self._rx_ffe_weights(p, offs, float(v)) for p, v in zip(pulses, n2)])
-            self._rx_ffe_w = w
-            ctle = ctle * np.einsum("ck,kf->cf", w, np.exp(-2j * np.pi * np.outer(offs, f) * self.ui_s))
-            pulses = self._pulses(base[None, :] * ctle, n_fft)
-        self._stack = self._stack_rows(pulses)  # (C, K, M, n_out)
-        self._precompute_forms()
-        # RX noise through CTLE + Butterworth, 93A-35: sigma_N^2 = eta_0 int |H_ctf H_r|^2 df (f in GHz)
+        # Per RX setting: CTLE (+ RX FFE), equalized victim and aggressor pulses, RX noise. Computed a few
+        # settings at a time (PULSE_CHUNK): every step is row-wise, so the values are those of one
+        # whole-array pass, and the working set stays in the CPU cache.
+        settings = self._rx.settings
+        n_set = len(settings)
         df_ghz = (f[1] - f[0]) / 1e9
-        self._sigma_rx2 = self._rx.eta0_v2_per_ghz * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
-        # crosstalk: aggressor pulses through the same RX EQ (93A.1.7 with the victim's TX FFE for FEXT)
+        eta0 = self._rx.eta0_v2_per_ghz
+        pre, post = self._rx_ffe_taps()
+        ffe_offs = np.arange(-pre, post + 1) if pre or post else None
+        # RX FFE adapted per RX setting (a fixed function of the setting, so still cached): fold its
+        # transfer function H_ffe(f) = sum_k w_k exp(-j 2 pi f d_k T) into the CTLE (noise and
+        # crosstalk see it too) and recompute the pulses
+        ffe_basis = (np.exp(-2j * np.pi * np.outer(ffe_offs, f) * self.ui_s) if ffe_offs is not None else None)
+        aggr_h = [self._interp(ag.sdd21, f) * h_tr * h_r for ag in self.channel.aggressors]
+        pulses = np.empty((n_set, n_fft))
+        self._ipk_c = np.empty(n_set, dtype=int)
+        self._sigma_rx2 = np.empty(n_set)
+        self._rx_ffe_w = np.empty((n_set, len(ffe_offs))) if ffe_offs is not None else None
+        ag_pulses = [np.empty((n_set, n_fft)) for _ in aggr_h]
+        ag_env = [np.zeros(n_fft) for _ in aggr_h]  # max over settings of |pulse|: the aggressor's peak
+        for s0 in range(0, n_set, PULSE_CHUNK):
+            sl = slice(s0, s0 + PULSE_CHUNK)
+            ctle = self._ctle(f, settings[sl])  # (c, n_f)
+            p = self._pulses(base[None, :] * ctle, n_fft)  # (c, n_fft)
+            # each RX setting's window is centered on its own pulse peak: the sampling phase is searched
+            # within +-0.5 UI of the peak of the CTLE-equalized pulse (where a CDR locks; with an RX FFE,
+            # the instant the FFE was adapted for)
+            self._ipk_c[sl] = [_peak_index(x) for x in p]
+            if ffe_offs is not None:
+                n2 = eta0 * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
+                w = np.stack([self._rx_ffe_weights(x, ffe_offs, float(v)) for x, v in zip(p, n2)])
+                self._rx_ffe_w[sl] = w
+                ctle = ctle * np.einsum("ck,kf->cf", w, ffe_basis)
+                p = self._pulses(base[None, :] * ctle, n_fft)
+            pulses[sl] = p
+            # RX noise through CTLE + Butterworth, 93A-35: sigma_N^2 = eta_0 int |H_ctf H_r|^2 df (f in GHz)
+            self._sigma_rx2[sl] = eta0 * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
+            # crosstalk: aggressor pulses through the same RX EQ (93A.1.7 with the victim's TX FFE for FEXT)
+            for a, ha in enumerate(aggr_h):
+                pa = self._pulses(ha[None, :] * ctle, n_fft, truncate=False)
+                ag_pulses[a][sl] = pa
+                np.maximum(ag_env[a], np.abs(pa).max(axis=0), out=ag_env[a])
+        self._stack = self._stack_rows(pulses)  # (C, K, M, n_out)
+        del pulses
+        self._precompute_forms()
         self._aggr = []
-        for ag in self.channel.aggressors:
-            ha = self._interp(ag.sdd21, f) * h_tr * h_r
-            pa = self._pulses(ha[None, :] * ctle, n_fft, truncate=False)
+        for ag, pa, env in zip(self.channel.aggressors, ag_pulses, ag_env):
             if ag.kind == "FEXT":
-                stack = self._stack_rows(pa, full=True)
+                stack = self._stack_rows(pa, full=True, peak_env=env)
                 amp = ag.amplitude_v / self._tx.amplitude_v if ag.amplitude_v else \
                     self.profile.tx.amplitude_fe_v / self.profile.tx.amplitude_v
                 self._aggr.append(("FEXT", float(amp), stack))
             else:
                 amp = ag.amplitude_v or self.profile.tx.amplitude_ne_v
-                self._aggr.append(("NEXT", float(amp), self._stack_rows(pa, full=True, main_only=True)))
+                self._aggr.append(("NEXT", float(amp), self._stack_rows(pa, full=True, main_only=True,
+                                                                         peak_env=env)))
         self._aggr_gram = self._aggressor_grams()
 
     def _rx_ffe_taps(self) -> tuple[int, int]:
@@ -371,27 +416,31 @@ class EyeEngine:
                 out.append(np.sum(stack[:, 0] ** 2, axis=-1))
         return out
 
-    def _stack_rows(self, pulses: np.ndarray, full: bool = False, main_only: bool = False) -> np.ndarray:
+    def _stack_rows(self, pulses: np.ndarray, full: bool = False, main_only: bool = False,
+                    peak_env: np.ndarray | None = None) -> np.ndarray:
         """Cursor matrices (C, K, M, n_out): for each TX FFE tap offset d_k, the rows n - d_k of the
         pulse sampled at phase j, n = -n_pre..n_post. ``full``: an aggressor window over all phases
-        from the start of the pulse (their timing is unrelated to the victim's sampling)."""
+        from the start of the pulse (their timing is unrelated to the victim's sampling), placed at the
+        peak of ``peak_env`` (default: max over settings of |pulses|)."""
         M = self.M
         n_out = self.n_pre + 1 + self.n_post
-        offs = np.array([0]) if main_only else self._tx.offsets
+        offs = np.array([0]) if main_only else np.asarray(self._tx.offsets)
+        n_c, n_tot = pulses.shape
         if full:
-            pk = int(np.argmax(np.abs(pulses).max(axis=0)))
-            start0 = pk - M * (self.n_pre + 1)
-        n_tot = pulses.shape[-1]
-        j = np.arange(M)[:, None]
-        n = np.arange(n_out)[None, :]
-        out = np.empty((pulses.shape[0], len(offs), M, n_out))
-        for c in range(pulses.shape[0]):
-            if not full:
-                start0 = int(self._ipk_c[c]) - M // 2 - M * self.n_pre
-            for k, d in enumerate(offs):
-                idx = start0 + (n - d) * M + j
-                valid = (idx >= 0) & (idx < n_tot)
-                out[c, k] = np.where(valid, pulses[c, np.clip(idx, 0, n_tot - 1)], 0.0)
+            env = np.abs(pulses).max(axis=0) if peak_env is None else peak_env
+            start = np.full(n_c, int(np.argmax(env)) - M * (self.n_pre + 1))
+        else:
+            start = np.asarray(self._ipk_c, dtype=np.int64) - M // 2 - M * self.n_pre
+        # sample (n, j) of offset d is start + (n - d) M + j: one window per setting covers every offset
+        d_max, d_min = int(offs.max()), int(offs.min())
+        span = (n_out + d_max - d_min) * M
+        idx = (start - d_max * M)[:, None] + np.arange(span)[None, :]
+        valid = (idx >= 0) & (idx < n_tot)
+        win = np.where(valid, pulses[np.arange(n_c)[:, None], np.clip(idx, 0, n_tot - 1)], 0.0)
+        out = np.empty((n_c, len(offs), M, n_out))
+        for k, d in enumerate(offs):
+            o = (d_max - int(d)) * M
+            out[:, k] = win[:, o:o + n_out * M].reshape(n_c, n_out, M).transpose(0, 2, 1)
         return out
 
     # ------------------------------------------------------------------ knobs
@@ -624,7 +673,37 @@ class EyeEngine:
         sig = np.sqrt(sx2 * rest2 + g2 + xt2)
         eh = np.min(self.spacing) * h0 - 2.0 * (pd + q * sig + add)
         return {"eh": eh, "h0": h0, "tx2": tx2, "rj2": rj2, "rx2": np.broadcast_to(rx2, tx2.shape),
-                "g2": g2, "add": add}
+                "g2": g2, "add": add, "pd": pd, "rest2": rest2}
+
+    def _adapt_scores(self, taps: np.ndarray, amp: np.ndarray, ber: float) -> np.ndarray:
+        """Stage-A eye height (V), best phase, of every RX setting for each row: (B, C), the ranking
+        CTLE adaptation uses. Every stage-A term except the RX noise and the crosstalk is proportional
+        to a power of the TX amplitude, so the tap-dependent part is computed once per distinct TX FFE
+        at unit amplitude (once for all ``rx_amp`` codes of a module pre/post setting) and then scaled:
+        eh = a (d h0 - 2 (pd + A_DD)) - 2 Q sqrt(a^2 (sigma_X^2 ISI^2 + sigma_TX^2 + sigma_RJ^2)
+        + sigma_RX^2 + sigma_XT^2), the same as ``_stage_a`` at amplitude a up to rounding."""
+        uniq, inv = np.unique(taps, axis=0, return_inverse=True)
+        inv = np.asarray(inv).reshape(-1)
+        C, M = len(self._rx.settings), self.M
+        lin = np.empty((len(uniq), C, M))
+        quad = np.empty((len(uniq), C, M))
+        per = C * M * max(len(self._b_max) + self._fw, 1) * len(self._tx.offsets)
+        chunk = max(1, int(4_000_000 // per))
+        for s in range(0, len(uniq), chunk):
+            u = uniq[s:s + chunk]
+            a = self._stage_a(u, np.ones(len(u)), None, np.zeros((len(u), 1, 1)), ber)
+            lin[s:s + chunk] = np.min(self.spacing) * a["h0"] - 2.0 * (a["pd"] + a["add"])
+            quad[s:s + chunk] = self.sigma_x2 * a["rest2"] + a["tx2"] + a["rj2"]
+        q2 = 2.0 * float(q_factor(ber))
+        rx2 = self._sigma_rx2[None, :, None]
+        out = np.empty((len(taps), C))
+        step = max(1, int(2_000_000 // (C * M)))
+        for s in range(0, len(taps), step):
+            a = amp[s:s + step, None, None]
+            r = inv[s:s + step]
+            var = a**2 * quad[r] + rx2 + self._xt2_approx(amp[s:s + step])
+            out[s:s + step] = (a * lin[r] - q2 * np.sqrt(var)).max(axis=-1)
+        return out
 
     def _xtalk(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Crosstalk cursors (B, A * n_out) at each aggressor's worst phase (max power, 93A.1.7); the
@@ -713,18 +792,18 @@ class EyeEngine:
             # then the best of those by the exact eye height
             C = len(self._rx.settings)
             n_c = min(N_ADAPT_CANDIDATES, C)
-            cand = np.empty((len(adapt), n_c), dtype=int)
-            per = C * self.M * max(len(self._b_max) + self._fw, 1) * len(self._tx.offsets)
-            chunk = max(1, int(4_000_000 // per))
-            for s in range(0, len(adapt), chunk):
-                r = adapt[s:s + chunk]
-                score = self._stage_a(taps[r], amp[r], None, self._xt2_approx(amp[r]), ber)["eh"].max(axis=-1)
-                cand[s:s + chunk] = np.argsort(-score, axis=-1)[:, :n_c]
+            score = self._adapt_scores(taps[adapt], amp[adapt], ber)
+            cand = np.argsort(-score, axis=-1)[:, :n_c]
             rep = np.repeat(adapt, n_c)
             trial = self._core(taps[rep], amp[rep], cand.reshape(-1), ber)
             best = np.argmax(trial["eh_min"].reshape(len(adapt), n_c), axis=-1)
             idx = idx.copy()
             idx[adapt] = cand[np.arange(len(adapt)), best]
+            if len(adapt) == len(idx):
+                # every row adapted: its final evaluation is the winning trial row (rows are independent)
+                out = _take_rows(trial, np.arange(len(adapt)) * n_c + best, len(rep))
+                out["points"] = clean
+                return out
         out = self._core(taps, amp, idx, ber)
         out["points"] = clean
         return out
@@ -915,6 +994,19 @@ class EyeEngine:
             for lv in self.levels:
                 img[j] += np.interp(v - lv * h0[j], yy, pdf, left=0, right=0) / len(self.levels)
         return {"phase_ui": self._phases_ui(), "v_mv": (v * 1e3).tolist(), "pdf": img.tolist()}
+
+
+def _take_rows(d: dict, rows: np.ndarray, n: int) -> dict:
+    """Rows ``rows`` of every array with ``n`` rows in ``d`` (nested dicts too); other values as they are."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out[k] = _take_rows(v, rows, n)
+        elif isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n:
+            out[k] = v[rows]
+        else:
+            out[k] = v
+    return out
 
 
 def _peak_index(pulse: np.ndarray) -> int:

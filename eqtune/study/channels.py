@@ -3,16 +3,18 @@
 ``parametric_channel(base, {"length_in": 12, "material": "fr4"}, temperature_c=85, aggressors=True)``
 reads the base channel definition (``eqtune.channel``'s TOML format), replaces the length and/or
 material of its host trace segment (the trace segment named ``host trace``, else the first trace
-segment), and loads the result through ``eqtune.channel.load_channel`` — the channel package stays
-the only place that turns definitions into S-parameters. File references are made absolute so the
-variant loads from a temporary file.
+segment), and builds the result with ``eqtune.channel.channel_from_definition`` — the channel package
+stays the only place that turns definitions into S-parameters. File references are made absolute.
+The parsed base definition is cached per process (keyed by the file's path, size and mtime), and the
+Touchstone files it names are cached by ``eqtune.channel.touchstone``, so a study parses each file
+once per worker process.
 """
 
 from __future__ import annotations
 
+import copy
 import math
-import os
-import tempfile
+import threading
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -87,33 +89,48 @@ def dumps_definition(doc: Mapping[str, Any], where: str = "channel") -> str:
     return "\n".join(lines) + "\n"
 
 
+_DOCS: dict[tuple, dict] = {}
+_DOCS_LOCK = threading.Lock()
+
+
+def _base_definition(path: Path) -> dict:
+    """The parsed TOML of ``path`` (a deep copy of a per-process cache keyed by path, size, mtime)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    with _DOCS_LOCK:
+        doc = _DOCS.get(key)
+    if doc is None:
+        try:
+            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        with _DOCS_LOCK:
+            if len(_DOCS) >= 16:
+                _DOCS.clear()
+            _DOCS[key] = doc
+    return copy.deepcopy(doc)
+
+
 def parametric_channel(base: str, params: Mapping[str, Any], *, temperature_c: float | None = None,
                        aggressors: bool = True):
     """Load ``base`` (library name or channel TOML) with its host trace changed by ``params``."""
-    from eqtune.channel import load_channel
+    from eqtune.channel import channel_from_definition
     from eqtune.channel.library import resolve
 
     path = resolve(base)
     if path.suffix.lower() != ".toml":
         raise ConfigError(f"{base}: a length/material sweep needs a channel definition (.toml or library name) "
                           "with a trace segment, not a Touchstone file")
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    doc = _base_definition(path)
     if "material" in params:
         from eqtune.channel.materials import get_material
 
         get_material(params["material"])  # unknown material -> ConfigError naming the choices
-    text = dumps_definition(variant_definition(doc, params, base_dir=path.parent, where=str(path)), str(path))
-    fd, tmp = tempfile.mkstemp(prefix="eqtune-variant-", suffix=".toml")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        kw: dict[str, Any] = {"aggressors": aggressors}
-        if temperature_c is not None:
-            kw["temperature_c"] = temperature_c
-        ch = load_channel(tmp, **kw)
-    finally:
-        os.unlink(tmp)
-    return ch
+    variant = variant_definition(doc, params, base_dir=path.parent, where=str(path))
+    desc = " ".join(f"{k}={v}" for k, v in sorted(params.items()) if k in TRACE_PARAMS)
+    return channel_from_definition(variant, base_dir=path.parent, name=path.stem,
+                                   source=f"{path} [{desc}]" if desc else str(path),
+                                   temperature_c=temperature_c, aggressors=aggressors)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import os
 import signal
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -47,9 +48,33 @@ def _one_blas_thread():
     return threadpool_limits(limits=1)
 
 
+#: environment variables that size the BLAS/OpenMP thread pools; read when the library loads
+BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
-    _one_blas_thread()  # stays in force for the life of the worker process
+    # A fresh worker has not imported numpy yet, so threadpoolctl would find no BLAS to limit (and
+    # OpenBLAS would later start one thread per core): size the pools through the environment before
+    # numpy loads, then limit whatever is loaded already. Stays in force for the life of the worker.
+    for var in BLAS_THREAD_VARS:
+        os.environ[var] = "1"
+    import numpy  # noqa: F401 - load the BLAS now, under the limits above
+
+    _one_blas_thread()
+
+
+def blas_threads() -> int:
+    """The largest thread-pool size of the BLAS/OpenMP libraries loaded in this process (after
+    importing numpy); 0 when threadpoolctl is missing. A worker of ``open_executor`` reports 1."""
+    import numpy  # noqa: F401 - its BLAS is what a study's numpy code would use
+
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover
+        return 0
+    return max((int(i.get("num_threads") or 0) for i in threadpool_info()), default=0)
 
 
 @dataclass
