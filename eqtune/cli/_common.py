@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import click
 
-
-def _jsonable(obj: Any) -> Any:
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
-    if np is not None:
-        if isinstance(obj, np.generic):
-            return obj.item()
-        if isinstance(obj, np.ndarray):
-            return obj.tolist()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+from eqtune.jsonutil import clean, jsonable
 
 
 def echo_json(obj: Any) -> None:
-    """Print one JSON object on stdout (numpy scalars/arrays converted, NaN/inf -> null)."""
-    click.echo(json.dumps(obj, default=_jsonable, indent=2, allow_nan=False))
+    """Print one strict-JSON object on stdout (numpy values converted, NaN/inf -> null)."""
+    text = json.dumps(obj, default=jsonable)  # NaN survives this step as the token NaN ...
+    click.echo(json.dumps(clean(json.loads(text)), indent=2, allow_nan=False))  # ... and becomes null here

@@ -506,8 +506,9 @@ class CmisModule:
                                  caps.stepped_config_only, pre_states)
             raise ModuleError(f"{self.resource}: {what} failed: {exc} -- {note}") from exc
 
-    def _run_apply(self, group, old_staged, new_staged, target, adaptive, immediate, stepped, pre_states) -> None:
-        self._write_block(0x10, M.SCS0_FIRST, old_staged, new_staged)
+    def _trigger_and_wait(self, group: list[int], immediate: bool, stepped: bool) -> None:
+        """Apply the staged set to ``group`` and wait for ConfigStatus; a DPDeinit raised for a
+        SteppedConfigOnly module is always released again."""
         deinit: list[bool] = []
         try:
             self._trigger(group, immediate, stepped, deinit)
@@ -515,6 +516,10 @@ class CmisModule:
         finally:
             if deinit:
                 self._release_deinit(group)
+
+    def _run_apply(self, group, old_staged, new_staged, target, adaptive, immediate, stepped, pre_states) -> None:
+        self._write_block(0x10, M.SCS0_FIRST, old_staged, new_staged)
+        self._trigger_and_wait(group, immediate, stepped)
         self._poll("the data path to return to its state", lambda: True if all(
             v == pre_states[ln] for ln, v in self.regs.read_lanes(M.DP_STATE, group).items()) else None)
         block = self._eq_block(0x11, M.ACTIVE_FIRST, M.ACTIVE_LAST)
@@ -543,13 +548,7 @@ class CmisModule:
             if now_active != old_active or (now_adapt ^ adaptive_active) & group_mask:
                 back = self._compose_staged(old_staged, old_active, dpcfg, adaptive_active)
                 self._write_block(0x10, M.SCS0_FIRST, cur_staged, back)
-                deinit: list[bool] = []
-                try:
-                    self._trigger(group, immediate, stepped, deinit)
-                    self._wait_config(group)
-                finally:
-                    if deinit:
-                        self._release_deinit(group)
+                self._trigger_and_wait(group, immediate, stepped)
                 cur_staged = back
                 what = "previous active codes re-applied and staged set restored"
             else:

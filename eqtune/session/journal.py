@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
 import re
 import threading
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import SessionError
+from eqtune.jsonutil import clean, jsonable
 
 JOURNAL_NAME = "journal.jsonl"
 FORMAT_VERSION = 1
@@ -74,43 +74,9 @@ def session_path(session_id: str, sessions_dir: str | os.PathLike[str] | None = 
     return _sessions_dir(sessions_dir) / validate_session_id(session_id)
 
 
-def _jsonable(obj: Any) -> Any:
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
-    if np is not None:
-        if isinstance(obj, np.generic):
-            return obj.item()
-        if isinstance(obj, np.ndarray):
-            return obj.tolist()
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    if isinstance(obj, Path):
-        return str(obj)
-    import dataclasses
-
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.asdict(obj)
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
-
-
-def _clean(obj: Any) -> Any:
-    """Replace non-finite floats with None (a journal must stay strict JSON)."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    return obj
-
-
 def encode_record(record: dict[str, Any]) -> bytes:
     """One journal line (UTF-8, ends with a newline)."""
-    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_jsonable)
+    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=jsonable)
     # default= may have produced NaN-bearing structures only through floats already cleaned
     return (text + "\n").encode("utf-8")
 
@@ -300,7 +266,7 @@ class Journal:
             if self._fd is None:
                 raise SessionError(f"journal {self.path} is closed; reopen the session to continue")
             rec = {"v": FORMAT_VERSION, "seq": len(self.records), "t": round(time.time(), 6), "type": type}
-            rec.update(_clean(fields))
+            rec.update(clean(fields))
             line = encode_record(rec)
             try:
                 view = memoryview(line)
