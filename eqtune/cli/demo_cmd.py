@@ -26,10 +26,12 @@ BERT = "keysight-m8040a"
 @click.option("--dwell", type=click.FloatRange(min=0.001, max=10.0), default=0.05, show_default=True,
               help="BERT gate per evaluation (s, with --bert); baseline and verification use 10x. The module "
                    "checker runs on the emulator's virtual clock with the dwell a 1e-12 BER target needs.")
+@click.option("--patience", type=click.IntRange(1, 500), default=6, show_default=True,
+              help="Stop a lane once its recommended codes held for this many evaluations.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the emulator noise and the optimizer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
-def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, dwell: float, seed: int,
+def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, dwell: float, patience: int, seed: int,
          as_json: bool, quiet: bool) -> None:
     """Tune the default shipped channel on emulated hardware and write journal, profile and report."""
     import getpass
@@ -71,7 +73,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
             user = "demo"
         cfg = LiveConfig(
             module=resource, lanes=lanes_l, instrument=instrument, dwell_s=dwell, budget=budget, seed=seed,
-            channel=CHANNEL,
+            channel=CHANNEL, patience=patience,
             metadata={"customer": "eqtune demo", "site": "emulated lab", "link": f"{CHANNEL} host-module",
                       "operator": user},
         )

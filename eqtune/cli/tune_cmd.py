@@ -128,7 +128,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             # lanes as given (repeated and/or comma lists, ranges, "all"): parsed by the live module
             "module": module, "lane": list(lane), "lanes": list(lane), "instrument": instrument,
             "module_ber": module_ber, "dwell": dwell, "session": session, "sessions": sessions,
-            "time_budget": time_budget, "target": target_margin, "patience": patience, "optimizer": optimizer,
+            "time_budget": time_budget, "target": target_margin, "patience": patience, "remeasure": remeasure,
+            "optimizer": optimizer,
             "site": site, "customer": customer, "link": link, "operator": operator,
             "verify_dwell": verify_dwell, "metric": metric, "target_ber": target_ber, "settle": settle,
         }

@@ -60,8 +60,10 @@ RECORD_TYPES: dict[str, str] = {
     "measure": "one completed evaluation: group, n (0-based, per group), wall_s, per-lane readings "
                "(codes, counts {bits, errors, ber, ber_upper95, dwell_s}, margin, metrics), per lane the "
                "optimizer's non-observation state (plain JSON: GP hyperparameter warm start, config), and "
-               "'next' {n, codes}: the intent of the next write (journaled before it happens), 'stop': why an "
-               "early stop rule (target margin, time budget) ended the group",
+               "'next' {n, codes}: the intent of the next write (journaled before it happens), 'rec': per lane "
+               "the optimizer's recommendation after this evaluation {codes, held: evaluations it has held "
+               "unchanged, counted after the initial design; the patience rule reads it}, 'stop': why an early stop rule (target margin, time budget, patience) ended "
+               "the group",
     "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
     "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason, and "
                 "for a lane that ran Tx input adaptive EQ before tuning tx_adaptive (true: adaptive EQ back on, "
@@ -101,6 +103,8 @@ class LiveConfig:
     min_gain: float = 0.0  # keep tuned codes only if verified margin > baseline + min_gain
     target_margin: float | None = None  # stop a lane group early once every lane reached this margin
     time_budget_s: float | None = None  # stop a lane group early after this much evaluation time
+    patience: int | None = None  # stop a lane group once every lane's recommendation held for this many evaluations
+    remeasure_top_k: int = 0  # the last k evaluations of a group re-measure its k best points (posterior mean)
     parallel: bool | None = None  # None: lanes together when the source reads them in parallel
     metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
 
@@ -125,6 +129,11 @@ class LiveConfig:
             raise InputError("--dwell and --verify-dwell must be > 0 s")
         if self.settle_s < 0:
             raise InputError("--settle must be >= 0 s")
+        if self.patience is not None and int(self.patience) < 1:
+            raise InputError(f"--patience must be >= 1 evaluation (got {self.patience})")
+        if not 0 <= int(self.remeasure_top_k) < self.budget:
+            raise InputError(f"--remeasure {self.remeasure_top_k}: re-measure between 0 and budget - 1 "
+                             f"({self.budget - 1}) of the best points")
         for ln in self.lanes:
             if not 1 <= int(ln) <= 8:
                 raise InputError(f"--lane {ln}: CMIS lanes are numbered 1..8")
@@ -751,11 +760,19 @@ class LiveTuner:
             best = {ln: max((float(_lane_map(m["lanes"])[ln]["margin"]) for m in self.view.measurements(gi)),
                             default=float("-inf")) for ln in g}
             planned: dict[int, dict[str, int]] | None = None  # next codes, journaled with the last measure
+            unchanged = self._unchanged_runs(gi)
+            main_budget = cfg.budget - int(cfg.remeasure_top_k)
 
-            def propose(g=g, opts=opts, src=src) -> dict[int, dict[str, int]]:
+            def propose(n_next: int, g=g, opts=opts, src=src, main_budget=main_budget) -> dict[int, dict[str, int]]:
                 points = {}
                 for ln in g:
-                    p = opts[ln].ask()
+                    p = None
+                    if n_next >= main_budget:  # the closing re-measurements: k-th best by posterior mean
+                        ranked = opts[ln].ranked()
+                        i = n_next - main_budget
+                        p = opts[ln].ispace.point(ranked[i]) if i < len(ranked) else None
+                    else:
+                        p = opts[ln].ask()
                     points[ln] = p if p is not None else opts[ln].recommend()
                 return src.validate({ln: src.codes_for(ln, points[ln]) for ln in g})
 
@@ -764,7 +781,7 @@ class LiveTuner:
                 self._checkpoint()
                 t0 = time.perf_counter()
                 if planned is None:
-                    self._write(gi, "tune", propose(), n)
+                    self._write(gi, "tune", propose(n), n)
                     codes = self._last_written
                 else:  # its intent is already durable (the 'next' of the previous measure record)
                     codes = planned
@@ -776,11 +793,20 @@ class LiveTuner:
                 # intent of the next write (the rule "journal before the hardware write" holds with
                 # one fsync per evaluation instead of two).
                 used_s += time.perf_counter() - t0
-                stop = self._stop_rule(g, best, readings, used_s)
-                planned = propose() if n + 1 < cfg.budget and not stop else None
+                recs = {}
+                for ln in g:  # the recommendation now (its GP fit is the one the next ask reuses)
+                    p = opts[ln].recommend()
+                    recs[ln] = None if p is None else src.codes_for(ln, p)
+                    in_design = bool(getattr(opts[ln], "in_initial_design", lambda: False)())
+                    same = recs[ln] is not None and recs[ln] == unchanged[ln][0]
+                    unchanged[ln] = (recs[ln], unchanged[ln][1] + 1 if same and not in_design else 0)
+                stop = self._stop_rule(g, best, readings, used_s, unchanged, n)
+                planned = propose(n + 1) if n + 1 < cfg.budget and not stop else None
                 extra = {str(ln): _optimizer_extra(opts[ln]) for ln in g}
                 wall = time.perf_counter() - t0
                 fields: dict[str, Any] = {"stop": stop} if stop else {}
+                fields["rec"] = {str(ln): {"codes": unchanged[ln][0], "held": unchanged[ln][1]}
+                                 for ln in g if unchanged[ln][0] is not None}
                 if planned is not None:
                     fields["next"] = {"n": n + 1, "codes": {str(k): v for k, v in planned.items()}}
                 self.journal.append("measure", group=gi, n=n, wall_s=round(wall, 6),
@@ -793,6 +819,9 @@ class LiveTuner:
                     self._emit("evaluation", n=n, budget=cfg.budget, lane=ln, group=gi, codes=r.codes,
                                margin=r.margin, counts=r.counts, best_margin=best[ln])
                 n += 1
+                if stop:
+                    self._phase("tuning", f"lanes {','.join(map(str, g))}: stopped after {n}/{cfg.budget} "
+                                          f"evaluations: {stop}")
             for ln in g:
                 p = opts[ln].recommend()
                 rec[ln] = src.codes_for(ln, p) if p is not None else dict(self.originals[ln])
@@ -804,14 +833,33 @@ class LiveTuner:
         ms = self.view.measurements(gi)
         return len(ms) >= self.config.budget or bool(ms and ms[-1].get("stop"))
 
-    def _stop_rule(self, g: list[int], best: dict[int, float], readings: dict[int, Any], used_s: float) -> str:
+    def _stop_rule(self, g: list[int], best: dict[int, float], readings: dict[int, Any], used_s: float,
+                   unchanged: dict[int, tuple[Any, int]], n: int) -> str:
         cfg = self.config
         now = {ln: max(best[ln], readings[ln].margin) for ln in g}
         if cfg.target_margin is not None and all(m >= cfg.target_margin for m in now.values()):
             return f"target margin {cfg.target_margin:g} reached"
         if cfg.time_budget_s is not None and used_s >= cfg.time_budget_s:
             return f"time budget {cfg.time_budget_s:g} s used"
+        # patience is checked during the search only: once the closing re-measurements have begun they run
+        # to the end. A patience stop skips them (the pick held for K evaluations; the long-dwell verify
+        # measures it again anyway).
+        if (cfg.patience is not None and n + 1 < cfg.budget - int(cfg.remeasure_top_k)
+                and all(unchanged[ln][1] >= int(cfg.patience) for ln in g)):
+            return f"recommendation unchanged for {int(cfg.patience)} evaluations (patience)"
         return ""
+
+    def _unchanged_runs(self, gi: int) -> dict[int, tuple[Any, int]]:
+        """Per lane of group ``gi``: (last recommended codes, evaluations it has held unchanged), from the
+        last measure record's 'rec' (so a resumed session stops exactly where a straight run would)."""
+        out: dict[int, tuple[Any, int]] = {ln: (None, 0) for ln in self.groups[gi]}
+        ms = self.view.measurements(gi)
+        recs = _lane_map((ms[-1].get("rec") if ms else None) or {})
+        for ln in out:
+            r = recs.get(ln)
+            if isinstance(r, Mapping) and "codes" in r:
+                out[ln] = (dict(r["codes"]), int(r.get("held", 0)))
+        return out
 
     def _recommendations(self) -> dict[int, dict[str, int]]:
         rec = getattr(self, "_recommended", None)

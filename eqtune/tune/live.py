@@ -426,6 +426,8 @@ def config_from_options(options: Mapping[str, Any]):
         optimizer=str(options.get("optimizer") or "gp"),
         target_margin=float(options["target"]) if options.get("target") is not None else None,
         time_budget_s=float(options["time_budget"]) if options.get("time_budget") else None,
+        patience=int(options["patience"]) if options.get("patience") is not None else None,
+        remeasure_top_k=int(options.get("remeasure") or 0),
         metadata={k: str(options[k]) for k in ("site", "customer", "link", "operator") if options.get(k)},
     )
 

@@ -97,3 +97,19 @@ def test_tune_live_entry_point(tmp_path):
     assert d["profile"] == str(prof) and prof.is_file()
     view = load_session("site-a", tmp_path)
     assert view.plan()["groups"] == [[1, 2]] and len(view.measurements()) == 8
+
+
+def test_tune_live_passes_patience_and_remeasure_through(tmp_path):
+    """--patience and --remeasure reach the live loop (they were once accepted and silently ignored)."""
+    res = "emu:c2m-10in?seed=25&settle_ms=0&fast=1&name=cli-tune-live-pat&adaptive=0"
+    code, out = run("tune", "c2m-10in", "--live", "--module", res, "--lane", "1", "--module-ber",
+                    "--dwell", "0.05", "--budget", "30", "--seed", "4", "--sessions", str(tmp_path),
+                    "--session", "pat", "--patience", "3", "--remeasure", "2", "--json")
+    assert code == 0, out
+    view = load_session("pat", tmp_path)
+    assert view.config.patience == 3 and view.config.remeasure_top_k == 2
+    ms = view.measurements()
+    assert len(ms) < 30 and "patience" in ms[-1]["stop"]
+    code, out = run("tune", "c2m-10in", "--live", "--module", res, "--lane", "1", "--module-ber",
+                    "--budget", "5", "--remeasure", "5", "--sessions", str(tmp_path))
+    assert code == 2 and "--remeasure" in out and out.count("\n") == 1

@@ -300,3 +300,78 @@ def test_target_margin_stops_early_and_is_journaled(tmp_path):
     assert result.status == "done" and len(ms) < 20
     assert "target margin" in ms[-1]["stop"] and "next" not in ms[-1]
     assert max(r["margin"] for m in ms for r in m["lanes"].values()) >= 8.0
+
+
+def test_patience_stops_when_the_recommendation_holds_and_resume_keeps_the_count(tmp_path):
+    """--patience: the group stops once every lane's recommendation held for K evaluations after the
+    initial design; each measure record journals the recommendation and how long it has held, and a
+    resumed session reads the count back instead of starting it over."""
+    import json
+    import shutil
+
+    res = "emu:c2m-10in?seed=21&settle_ms=0&fast=1&name=t-live-patience&adaptive=0"
+    cfg = LiveConfig(module=res, lanes=[1, 2], dwell_s=0.05, budget=30, seed=2, patience=4)
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
+    result = tuner.run()
+    assert result.status == "done"
+    view = load_session(tuner.session_id, tmp_path)
+    ms = view.measurements()
+    assert len(ms) < 30, "patience did not stop the group before its budget"
+    assert "patience" in ms[-1]["stop"] and "next" not in ms[-1]
+    for ln in ("1", "2"):
+        held = [m["rec"][ln]["held"] for m in ms]
+        assert held[-1] >= 4
+        for a, b, h0, h1 in zip(ms, ms[1:], held, held[1:]):
+            same = a["rec"][ln]["codes"] == b["rec"][ln]["codes"]
+            assert h1 in ((h0 + 1, 0) if same else (0,)), (ln, a["n"], h0, h1)
+        # the verified codes are the recommendation that held
+        verify = view.readings("verify")
+        assert verify[int(ln)]["codes"] == ms[-1]["rec"][ln]["codes"]
+    # resume from a copy cut right after a measurement whose recommendation had held for a while
+    k = max(i for i, m in enumerate(ms) if m["rec"]["1"]["held"] >= 1 and "stop" not in m)
+    src_dir = tmp_path / tuner.session_id
+    cut = tmp_path / "cut" / tuner.session_id
+    cut.parent.mkdir()
+    shutil.copytree(src_dir, cut)
+    lines = (src_dir / "journal.jsonl").read_text().splitlines()
+    upto = next(i for i, ln_ in enumerate(lines)
+                if json.loads(ln_).get("type") == "measure" and json.loads(ln_).get("n") == ms[k]["n"])
+    (cut / "journal.jsonl").write_text("\n".join(lines[: upto + 1]) + "\n")
+    resumed = LiveTuner.resume(tuner.session_id, sessions_dir=tmp_path / "cut")
+    resumed.connect()
+    runs = resumed._unchanged_runs(0)
+    for ln in (1, 2):
+        assert runs[ln] == (ms[k]["rec"][str(ln)]["codes"], ms[k]["rec"][str(ln)]["held"])
+    assert resumed.run().status == "done"
+    after = load_session(tuner.session_id, tmp_path / "cut").measurements()
+    nxt = next(m for m in after if m["n"] == ms[k]["n"] + 1)
+    for ln in ("1", "2"):
+        same = nxt["rec"][ln]["codes"] == ms[k]["rec"][ln]["codes"]
+        assert nxt["rec"][ln]["held"] == (ms[k]["rec"][ln]["held"] + 1 if same else 0)
+
+
+def test_remeasure_top_k_spends_the_last_evaluations_on_the_best_points(tmp_path):
+    res = "emu:c2m-10in?seed=23&settle_ms=0&fast=1&name=t-live-remeasure&adaptive=0"
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.05, budget=16, seed=4, remeasure_top_k=3)
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
+    assert tuner.run().status == "done"
+    ms = load_session(tuner.session_id, tmp_path).measurements()
+    assert len(ms) == 16
+    earlier = [m["lanes"]["1"] for m in ms[:13]]
+    last = [m["lanes"]["1"]["codes"] for m in ms[13:]]
+    assert len({tuple(sorted(c.items())) for c in last}) == 3, last  # three distinct points
+    seen = {tuple(sorted(r["codes"].items())) for r in earlier}
+    assert all(tuple(sorted(c.items())) in seen for c in last), "a re-measurement went to a new point"
+    # the first re-measured point is the best one measured so far (up to measurement noise: it is the
+    # GP's best posterior mean, so it must be among the three best observed)
+    top3 = sorted(earlier, key=lambda r: -r["margin"])[:3]
+    assert last[0] in [r["codes"] for r in top3]
+
+
+@pytest.mark.parametrize("kw, word", [({"patience": 0}, "--patience"), ({"remeasure_top_k": 30}, "--remeasure")])
+def test_bad_patience_or_remeasure_is_refused_before_any_io(tmp_path, kw, word):
+    from eqtune.errors import InputError
+
+    cfg = LiveConfig(module="emu:c2m-10in?name=t-live-bad-opt", lanes=[1], budget=30, **kw)
+    with pytest.raises(InputError, match=word):
+        cfg.check()
