@@ -37,6 +37,11 @@ PROBLEMS = [
     ("c2m-10in host_rx 5 knobs", "c2m-10in", "host_rx", ["rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"]),
     ("c2m-16in serdes 4 knobs", "c2m-16in", "serdes", ["tx_cm1", "tx_c1", "ctle_gdc", "ctle_gdc2"]),
     ("c2m-10in-xtalk host_rx 4 knobs", "c2m-10in-xtalk", "host_rx", ["rx_pre", "rx_post", "rx_amp", "ctle_gdc"]),
+    # added after the optimizer's settings were chosen on the four above (held out: no setting was tuned
+    # on them): plateau ridges where several codes sit within a few tenths of a dB of the optimum
+    ("c2m-16in host_rx 5 knobs", "c2m-16in", "host_rx", ["rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"]),
+    ("c2m-224g-6in host_rx 5 knobs", "c2m-224g-6in", "host_rx", ["rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"]),
+    ("c2m-10in serdes 4 knobs", "c2m-10in", "serdes", ["tx_cm1", "tx_c1", "ctle_gdc", "ctle_gdc2"]),
     # a hard case: TX FFE into the module's fixed peaking on a long trace, mostly closed eyes
     ("c2m-10in module_rx 5 knobs", "c2m-10in", "module_rx", ["tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_eq"]),
 ]

@@ -72,29 +72,52 @@ def show(resource: str, lane: int | None, as_json: bool) -> None:
 @click.option("--rx-post", type=int, default=None, help="Rx output post-cursor code.")
 @click.option("--rx-amp", type=int, default=None, help="Rx output amplitude code.")
 @click.option("--tx-eq", type=int, default=None, help="Tx input fixed EQ code (turns adaptive EQ off).")
+@click.option("--tx-adaptive", type=click.Choice(["on", "off"]), default=None,
+              help="Switch the Tx input adaptive equalizer on (back to the module's own adaptation) or off "
+                   "(the fixed tx_eq code runs); codes are left as they are.")
 @click.option("--method", type=click.Choice(["auto", "immediate", "dpinit"]), default="auto", show_default=True,
               help="Apply trigger: ApplyImmediate when allowed (auto), or ApplyDPInit.")
 @click.option("--dry-run", is_flag=True, help="Validate and show what would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, method: str, dry_run: bool,
-         as_json: bool) -> None:
+def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, tx_adaptive: str | None,
+         method: str, dry_run: bool, as_json: bool) -> None:
     """Write EQ codes to LANE(s) of the module at RESOURCE (validated, applied, read back)."""
-    from eqtune.errors import InputError
+    from eqtune.errors import EqRangeError, InputError
 
     knobs = {k: v for k, v in (("rx_pre", rx_pre), ("rx_post", rx_post), ("rx_amp", rx_amp), ("tx_eq", tx_eq))
              if v is not None}
-    if not knobs:
-        raise InputError("nothing to set: give at least one of --rx-pre, --rx-post, --rx-amp, --tx-eq")
+    if not knobs and tx_adaptive is None:
+        raise InputError("nothing to set: give at least one of --rx-pre, --rx-post, --rx-amp, --tx-eq, --tx-adaptive")
+    if tx_adaptive == "on" and tx_eq is not None:
+        raise InputError("--tx-eq selects the fixed Tx input equalizer and --tx-adaptive on the adaptive one: "
+                         "give one of them")
     codes = {ln: dict(knobs) for ln in lanes}
     from eqtune.drivers.cmis import open_module
 
     with open_module(resource) as mod:
-        plan = mod.plan_eq(codes)  # validates against the advertisement; reads only
+        plan = mod.plan_eq(codes) if knobs else []  # validates against the advertisement; reads only
+        if tx_adaptive is not None:
+            if tx_adaptive == "on" and not mod.capabilities().tx_adaptive:
+                raise EqRangeError(f"{resource}: the module does not advertise Tx input adaptive EQ (page 01h "
+                                   "byte 161 bit 3); nothing was written")
+            now = mod.tx_adaptive_enabled()
+            missing = [ln for ln in lanes if ln not in now]
+            if missing:
+                raise EqRangeError(f"{resource}: lane(s) {missing} do not exist (the module has lanes 1..{len(now)})")
+            plan += [{"lane": ln, "knob": "tx_adaptive", "current": "on" if now[ln] else "off", "new": tx_adaptive}
+                     for ln in sorted(set(lanes))]
         if not dry_run:
-            mod.apply_eq(codes, method=method)
+            if knobs:
+                mod.apply_eq(codes, method=method)
+            if tx_adaptive is not None:
+                mod.set_tx_adaptive(sorted(set(lanes)), tx_adaptive == "on", method=method)
             after = mod.active_eq_all()
+            adaptive_after = mod.tx_adaptive_enabled()
             for row in plan:
-                row["read_back"] = after[row["lane"]].get(row["knob"])
+                if row["knob"] == "tx_adaptive":
+                    row["read_back"] = "on" if adaptive_after[row["lane"]] else "off"
+                else:
+                    row["read_back"] = after[row["lane"]].get(row["knob"])
     if as_json:
         from eqtune.cli._common import echo_json
 

@@ -601,7 +601,8 @@ def emulator_for(spec) -> EmulatedModule:
 
     Options: ``seed``, ``settle_ms`` (default 50), ``fast=1`` (virtual clock), ``lanes`` (8),
     ``stepped=1`` (SteppedConfigOnly), ``noise=0`` (exact error counts), ``adaptive=0|1`` (Tx input
-    adaptive EQ at power-up; default 1 as shipped, 0 = fixed Tx input EQ on all lanes), ``name``
+    adaptive EQ at power-up; default 1 as shipped, 0 = fixed Tx input EQ on all lanes),
+    ``adaptive_cap=0`` (a module that does not advertise Tx input adaptive EQ at all), ``name``
     (distinguishes otherwise equal strings)."""
     from eqtune.errors import InputError
 
@@ -617,6 +618,7 @@ def emulator_for(spec) -> EmulatedModule:
                     "lanes": int(o.get("lanes", 8)),
                     "stepped_config_only": _opt_bool(o.get("stepped", "0")),
                     "tx_adaptive_on": _opt_bool(o.get("adaptive", "1")),
+                    "tx_adaptive": _opt_bool(o.get("adaptive_cap", "1")),
                     "noise": _opt_bool(o.get("noise", "1")),
                     "clock": VirtualClock() if _opt_bool(o.get("fast", "0")) else None,
                     "name": o.get("name", f"emu:{spec.target}"),

@@ -452,7 +452,7 @@ def parse_resource(resource: str) -> ResourceSpec:
             if not eq or not k:
                 raise InputError(f"{resource!r}: option {item!r} must look like key=value")
             opts[k] = v
-        allowed = {"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "name"}
+        allowed = {"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "adaptive_cap", "name"}
         unknown = set(opts) - allowed
         if unknown:
             raise InputError(f"{resource!r}: unknown emulator option(s) {', '.join(sorted(unknown))}; "

@@ -81,6 +81,7 @@ def test_dry_run_writes_nothing(emu):
     (("--lane", "1", "--rx-post", "9"), "rx_post=9 is outside"),
     (("--lane", "1", "--dry-run", "--tx-eq", "11"), "tx_eq=11 is outside"),
     (("--lane", "1"), "nothing to set"),
+    (("--lane", "1", "--tx-eq", "3", "--tx-adaptive", "on"), "give one of them"),
 ])
 def test_set_refused_one_line_exit_2(emu, args, match):
     emu.writes.clear()
@@ -89,6 +90,35 @@ def test_set_refused_one_line_exit_2(emu, args, match):
     lines = err_lines(r)
     assert len(lines) == 1 and lines[0].startswith("eqtune: error:") and match in lines[0]
     assert emu.writes == []
+
+
+def test_tx_adaptive_off_and_back_on_from_the_command_line(emu):
+    """`--tx-adaptive on` undoes a fixed --tx-eq (the module's own adaptation again), verified by read-back;
+    the fixed code stays staged underneath, dormant."""
+    r = run("module", "set", RES, "--lane", "3", "--tx-eq", "6")
+    assert r.exit_code == 0, r.output
+    show = lambda: json.loads(run("module", "show", RES, "--lane", "3", "--json").output)["lanes"][0]  # noqa: E731
+    assert show()["tx_adaptive"] is False
+    emu.writes.clear()
+    r = run("module", "set", RES, "--lane", "3", "--tx-adaptive", "on", "--dry-run")
+    assert r.exit_code == 0 and "tx_adaptive off -> on" in r.output and emu.writes == []
+    r = run("module", "set", RES, "--lane", "3", "--tx-adaptive", "on", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["changes"] == [
+        {"lane": 3, "knob": "tx_adaptive", "current": "off", "new": "on", "read_back": "on"}]
+    row = show()
+    assert row["tx_adaptive"] is True and row["tx_eq"] == 6
+    r = run("module", "set", RES, "--lane", "3", "--tx-adaptive", "off")
+    assert r.exit_code == 0 and "read back off" in r.output and show()["tx_adaptive"] is False
+
+
+def test_tx_adaptive_on_is_refused_when_not_advertised(emu):
+    emu.writes.clear()
+    res = "emu:c2m-10in?seed=7&settle_ms=0&fast=1&name=no-adapt&adaptive_cap=0"
+    r = run("module", "set", res, "--lane", "1", "--tx-adaptive", "on")
+    assert r.exit_code == 2, r.output
+    lines = err_lines(r)
+    assert len(lines) == 1 and "does not advertise Tx input adaptive EQ" in lines[0]
 
 
 def test_bad_lane_is_usage_error(emu):
