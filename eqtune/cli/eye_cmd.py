@@ -59,9 +59,11 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--samples-per-ui", type=int, default=32, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--plot", "plot", default=None, metavar="FILE.png", help="Stat eye, bathtubs and pulse response.")
+@click.option("--text", "as_text", is_flag=True,
+              help="Also draw the statistical eye in the terminal (ASCII; one UI around the sampling phase).")
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
-        samples_per_ui: int, as_json: bool, plot: str | None) -> None:
+        samples_per_ui: int, as_json: bool, plot: str | None, as_text: bool) -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -122,6 +124,14 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                f"SER estimate {res.ber_estimate:.2e}")
     if plot:
         click.echo(f"plot: {plot}")
+    if as_text:
+        from eqtune.eye.plot import text_eye
+
+        click.echo(f"statistical eye, blank = open at BER {ber:g}, '|' = sampling phase "
+                   f"({res.sample_phase_ui:+.3f} UI); columns span one UI:")
+        for row in text_eye(eng.density(res.eq), eng.contour(res.eq), width=64, height=21,
+                            sample_phase_ui=res.sample_phase_ui):
+            click.echo("  " + row)
 
 
 def _plot(eng, res, path: str, title: str) -> None:
@@ -133,23 +143,15 @@ def _plot(eng, res, path: str, title: str) -> None:
     import numpy as np
 
     from eqtune.errors import InputError
+    from eqtune.eye.plot import draw_density
 
     dens = eng.density(res.eq)
     con = eng.contour(res.eq)
     bt = eng.bathtubs(res.eq)
     pr = eng.pulse_response(res.eq)
     fig, ax = plt.subplots(2, 2, figsize=(11, 8))
-    ph = np.array(dens["phase_ui"])
-    img = np.log10(np.maximum(np.array(dens["pdf"]).T, 1e-12))
-    ax[0, 0].imshow(img, origin="lower", aspect="auto", cmap="inferno", vmin=img.max() - 10,
-                    extent=(ph[0], ph[-1], dens["v_mv"][0], dens["v_mv"][-1]))
-    lo, hi = np.array(con["lower_mv"]), np.array(con["upper_mv"])
-    for e in range(lo.shape[1]):
-        ok = hi[:, e] > lo[:, e]
-        ax[0, 0].plot(ph[ok], lo[ok, e], "c.", ms=3)
-        ax[0, 0].plot(ph[ok], hi[ok, e], "c.", ms=3)
-    ax[0, 0].axvline(res.sample_phase_ui, color="w", lw=0.8, ls="--")
-    ax[0, 0].set(title=f"statistical eye (contour @ BER {res.ber_target:g})", xlabel="phase (UI)", ylabel="mV")
+    draw_density(ax[0, 0], dens, con, sample_phase_ui=res.sample_phase_ui)
+    ax[0, 0].set(title=f"statistical eye (contour @ BER {res.ber_target:g})")
     for v in bt["vertical"]:
         ax[0, 1].semilogx(np.maximum(v["ber"], 1e-20), np.array(bt["vertical_offset_mv"]) + v["center_mv"])
     ax[0, 1].axvline(res.ber_target, color="k", ls=":")

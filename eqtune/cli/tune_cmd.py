@@ -273,6 +273,7 @@ def _plot(path: str, src, result, channel: str) -> None:
     import numpy as np
 
     from eqtune.errors import TuneError
+    from eqtune.eye.plot import draw_density
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.8))
     n = np.arange(1, len(result.history) + 1)
@@ -286,19 +287,8 @@ def _plot(path: str, src, result, channel: str) -> None:
     try:
         eng = src.engine_for(result.tuned.point)
         res = src.evaluate(result.tuned.point)
-        dens = eng.density(res.eq)
-        con = eng.contour(res.eq)
-        ph = np.array(dens["phase_ui"])
-        img = np.log10(np.maximum(np.array(dens["pdf"]).T, 1e-12))
-        ax[1].imshow(img, origin="lower", aspect="auto", cmap="inferno", vmin=img.max() - 10,
-                     extent=(ph[0], ph[-1], dens["v_mv"][0], dens["v_mv"][-1]))
-        lo, hi = np.array(con["lower_mv"]), np.array(con["upper_mv"])
-        for e in range(lo.shape[1]):
-            ok = hi[:, e] > lo[:, e]
-            ax[1].plot(ph[ok], lo[ok, e], "c.", ms=2)
-            ax[1].plot(ph[ok], hi[ok, e], "c.", ms=2)
-        ax[1].set(title=f"tuned eye: EH {res.eye_height_min_mv:.1f} mV, COM {res.com_db:.2f} dB",
-                  xlabel="phase (UI)", ylabel="mV")
+        draw_density(ax[1], eng.density(res.eq), eng.contour(res.eq), ms=2)
+        ax[1].set(title=f"tuned eye: EH {res.eye_height_min_mv:.1f} mV, COM {res.com_db:.2f} dB")
     except (AttributeError, KeyError, TypeError) as exc:  # an engine without density/contour
         ax[1].text(0.5, 0.5, f"eye not available: {exc}", ha="center", transform=ax[1].transAxes)
     fig.suptitle(f"{channel}: {result.baseline.margin:.2f} -> {result.tuned.margin:.2f} {result.units}")

@@ -16,6 +16,7 @@ import html
 import io
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -124,10 +125,47 @@ def _plots(view: SessionView, lanes: dict[int, LaneResult]) -> list[tuple[str, s
     return out
 
 
+def model_eye_setup(view: SessionView) -> tuple[Any, dict[str, float], tuple[str, ...], str] | None:
+    """The eye engine a session's measured lanes correspond to, from its library channel: (engine, the
+    host-side point the module cannot see, the module knobs that enter the engine, direction), or None
+    when the session names no channel. module_rx when only tx_eq was tuned, else host_rx."""
+    cfg = view.config
+    if not cfg.channel:
+        return None
+    from eqtune.channel import load_channel
+    from eqtune.eye import EyeEngine
+
+    plan = view.plan()
+    knobs = set(plan["knobs"]) if plan and plan.get("knobs") else {"rx_pre", "rx_post", "rx_amp"}
+    direction = "module_rx" if knobs <= {"tx_eq"} else "host_rx"
+    use = ("tx_eq",) if direction == "module_rx" else ("rx_pre", "rx_post", "rx_amp")
+    eng = EyeEngine(load_channel(cfg.channel), direction=direction)
+    host: dict[str, float] = {}
+    if direction == "module_rx":
+        # The host SerDes TX FFE is not visible from the module: assume the typical preset that
+        # opens the module input best, as the host vendor's bring-up tuning would have chosen.
+        from eqtune.drivers.emulated_link import pick_host_tx
+
+        host = pick_host_tx(eng, range(int(eng.knob_space(["tx_eq"]).knobs[0].values[-1]) + 1))
+    return eng, host, use, direction
+
+
+def model_point(setup: tuple[Any, dict[str, float], tuple[str, ...], str], codes: Mapping[str, Any], *,
+                tx_adaptive: bool = False) -> dict[str, float]:
+    """The engine point of a lane's module codes (see :func:`model_eye_setup`). ``tx_adaptive``: the
+    module's Tx input adaptive EQ runs, so its fixed tx_eq code is dormant; the model takes the code
+    that opens the eye most (what an adaptive equalizer converges to)."""
+    eng, host, use, _ = setup
+    pt = {**host, **{k: float(v) for k, v in codes.items() if k in use}}
+    if tx_adaptive and "tx_eq" in use:
+        values = eng.knob_space(["tx_eq"]).knobs[0].values
+        pt["tx_eq"] = float(max(values, key=lambda t: eng.evaluate({**pt, "tx_eq": float(t)}).eye_height_min_mv))
+    return pt
+
+
 def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str] | None:
     """Model eye (library channel + eye engine) of the original and the kept codes of the first lane."""
-    cfg = view.config
-    if not cfg.channel or not lanes:
+    if not view.config.channel or not lanes:
         return None
     ln = sorted(lanes)[0]
     r = lanes[ln]
@@ -137,58 +175,35 @@ def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str
     try:
         import matplotlib.pyplot as plt
 
-        from eqtune.channel import load_channel
-        from eqtune.eye import EyeEngine
+        from eqtune.eye.plot import draw_contour
 
-        knobs = set(view.plan()["knobs"]) if view.plan() else set(after)
-        direction = "module_rx" if knobs <= {"tx_eq"} else "host_rx"
-        use = ("tx_eq",) if direction == "module_rx" else ("rx_pre", "rx_post", "rx_amp")
-        eng = EyeEngine(load_channel(cfg.channel), direction=direction)
-        host = {}
-        if direction == "module_rx":
-            # The host SerDes TX FFE is not visible from the module: assume the typical preset that
-            # opens the module input best, as the host vendor's bring-up tuning would have chosen.
-            from eqtune.drivers.emulated_link import pick_host_tx
-
-            host = pick_host_tx(eng, range(int(eng.knob_space(["tx_eq"]).knobs[0].values[-1]) + 1))
-        tuned_pt = {**host, **{k: float(v) for k, v in after.items() if k in use}}
-        if eng.evaluate(tuned_pt).eye_height_min_mv <= 0:
+        setup = model_eye_setup(view)
+        if setup is None:
+            return None
+        eng, _, use, direction = setup
+        rec = view.last("original") or {}
+        adaptive_before = ln in {int(x) for x in (rec.get("tx_adaptive") or [])}
+        adaptive_after = bool(r.tx_adaptive) and after == r.final
+        if eng.evaluate(model_point(setup, after, tx_adaptive=adaptive_after)).eye_height_min_mv <= 0:
             return None  # the nominal channel model closes where the measured lane is open: no picture
         fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.2), sharey=True)
-        for ax, (title, codes) in zip(axes, (("original", r.original), ("tuned", after))):
-            pt = {**host, **{k: float(v) for k, v in codes.items() if k in use}}
+        for ax, (title, codes, adapt) in zip(axes, (("original", r.original, adaptive_before),
+                                                    ("tuned", after, adaptive_after))):
+            pt = model_point(setup, codes, tx_adaptive=adapt)
             res = eng.evaluate(pt)
             if res.eye_height_min_mv > 0:
-                _draw_contour(ax, eng.contour(pt))
+                draw_contour(ax, eng.contour(pt))
             else:
                 ax.text(0.5, 0.5, f"eye closed at BER {res.ber_target:g}", ha="center", va="center",
                         transform=ax.transAxes, color="#b00020")
-            ax.set_title(f"lane {ln} {title} ({_codes({k: int(v) for k, v in pt.items() if k in use})}): "
+            ax.set_title(f"lane {ln} {title} ({_codes({k: int(v) for k, v in pt.items() if k in use})}"
+                         f"{', adaptive' if adapt else ''}): "
                          f"EH {res.eye_height_min_mv:.1f} mV", fontsize=8)
             ax.set_xlabel("UI")
         axes[0].set_ylabel("mV")
-        return (f"Model eye at the target BER ({direction}, channel {cfg.channel})", _png(fig))
+        return (f"Model eye at the target BER ({direction}, channel {view.config.channel})", _png(fig))
     except Exception:  # the eye is an illustration; the report never fails for it
         return None
-
-
-def _draw_contour(ax, con: dict[str, Any]) -> None:
-    """Eye openings at the target BER: ``phase_ui`` (n) and ``lower_mv``/``upper_mv`` (n x eyes)."""
-    import numpy as np
-
-    phase = np.asarray(con.get("phase_ui") or [], dtype=float)
-    lo = np.atleast_2d(np.asarray(con.get("lower_mv"), dtype=float))
-    hi = np.atleast_2d(np.asarray(con.get("upper_mv"), dtype=float))
-    if not len(phase) or lo.shape != hi.shape:
-        raise ValueError("no contour")
-    if lo.shape[0] != len(phase):
-        lo, hi = lo.T, hi.T
-    for j in range(lo.shape[1]):
-        ok = hi[:, j] > lo[:, j]
-        ax.fill_between(phase, np.where(ok, lo[:, j], np.nan), np.where(ok, hi[:, j], np.nan),
-                        color="#0969da", alpha=0.4, lw=0)
-    ax.set_xlim(phase.min(), phase.max())
-    ax.grid(alpha=0.3)
 
 
 def render_report(view: SessionView, *, session_id: str = "", journal_path: Path | None = None) -> str:

@@ -187,6 +187,7 @@ class EqtuneApp(App):
                 yield Static("w: save the profile   u: push it to this module (and the ones above)", classes="hint")
                 yield Static("", id="profile-info")
                 yield DataTable(id="push-table", cursor_type="row")
+                yield Static("", id="model-eye")
             with TabPane(STEP_TITLES["report"], id="report"):
                 yield Static("o: write the HTML report for the customer", classes="hint")
                 yield Static("", id="report-info")
@@ -500,6 +501,9 @@ class EqtuneApp(App):
         for ln, r in sorted(self.ctl.lane_results().items()):
             table.add_row(str(ln), _num(r.baseline_margin, ".3f"), _num(r.verified_margin, ".3f"),
                           r.decision or "-", _codes(r.final or r.original))
+        from rich.text import Text
+
+        self.query_one("#model-eye", Static).update(Text("\n".join(self.ctl.model_eye)))  # no markup
         self.set_status("verified. Step 7: press w to save the profile, u to push it")
         self.goto("save")
 

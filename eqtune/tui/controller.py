@@ -89,6 +89,7 @@ class SessionController:
         self.recommended: dict[int, dict[str, int]] = {}
         self.verify_result: dict[int, dict[str, Any]] = {}
         self.decisions: dict[int, dict[str, Any]] = {}
+        self.model_eye: list[str] = []  # text picture of the kept codes' model eye (after verify)
         self.profile_path: Path | None = None
         self.push_report: Any = None
         self.report_path: Path | None = None
@@ -217,7 +218,39 @@ class SessionController:
         self.verify_result = t.verify() or {}
         if t.phase not in ("aborted", "failed"):
             self.decisions = t.decide() or {}
+        self.model_eye = self.model_eye_text()
         return self.verify_result
+
+    def model_eye_text(self, *, width: int = 56, height: int = 9) -> list[str]:
+        """The model eye (library channel + eye engine) of the first lane's kept codes as text lines, with
+        a caption line first; [] when the session names no channel or the model closes the eye there
+        (the picture is an illustration: it never fails a step)."""
+        try:
+            from eqtune.eye.plot import text_eye
+            from eqtune.session.report import model_eye_setup, model_point
+
+            view = self._need_tuner().view
+            lanes = view.lane_results()
+            setup = model_eye_setup(view)
+            if setup is None or not lanes:
+                return []
+            ln = sorted(lanes)[0]
+            r = lanes[ln]
+            codes = r.final or r.recommended or r.original
+            adaptive = bool(r.tx_adaptive) and r.final is not None
+            eng, _, use, direction = setup
+            pt = model_point(setup, codes, tx_adaptive=adaptive)
+            res = eng.evaluate(pt)
+            if res.eye_height_min_mv <= 0:
+                return []
+            caption = (f"model eye, lane {ln} ({' '.join(f'{k}={int(pt[k])}' for k in use if k in pt)}"
+                       f"{' adaptive' if adaptive else ''}, "
+                       f"{direction}, {view.config.channel}): EH {res.eye_height_min_mv:.1f} mV "
+                       f"at BER {res.ber_target:g}")
+            return [caption] + text_eye(eng.density(res.eq), eng.contour(res.eq), width=width, height=height,
+                                        sample_phase_ui=res.sample_phase_ui)
+        except Exception:
+            return []
 
     def pause(self) -> None:
         if self.tuner is not None:

@@ -78,6 +78,19 @@ def test_full_flow_new_session_to_report(tmp_path: Path) -> None:
             decision = next(r for r in _records(tmp_path, sid) if r["type"] == "decision")
             held = decision["codes"]
             assert app.ctl.module.active_eq(1) == {k: held[k] for k in app.ctl.module.active_eq(1)}
+            # the model eye of the kept codes, as text on the save step (SSH terminals: no graphics)
+            eye = app.ctl.model_eye
+            assert eye and eye[0].startswith("model eye, lane 1")
+            words = eye[0].split("(")[1].split(",")[0].split()
+            shown = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in words if "=" in kv}
+            assert shown
+            if "adaptive" in words:  # adaptive Tx input EQ back on: the fixed tx_eq code is dormant
+                assert decision["tx_adaptive"] is True
+                shown.pop("tx_eq")
+            assert all(held[k] == v for k, v in shown.items()), (shown, held)
+            assert len(eye) == 1 + 9 and all(len(row) == 56 for row in eye[1:])
+            assert any("|" in row for row in eye[1:]), "no open eye at the sampling phase"
+            assert "model eye" in str(app.query_one("#model-eye").render())
 
             await pilot.press("w")
             await _settle(app, pilot)
