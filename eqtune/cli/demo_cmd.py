@@ -28,10 +28,12 @@ BERT = "keysight-m8040a"
                    "checker runs on the emulator's virtual clock with the dwell a 1e-12 BER target needs.")
 @click.option("--patience", type=click.IntRange(1, 500), default=6, show_default=True,
               help="Stop a lane once its recommended codes held for this many evaluations.")
+@click.option("--warm/--no-warm", "warm", default=True, show_default=True,
+              help="Measure the channel model's optimum first (warm start), as an FAE with the link's channel would.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the emulator noise and the optimizer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
-def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, dwell: float, patience: int, seed: int,
+def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, dwell: float, patience: int, warm: bool, seed: int,
          as_json: bool, quiet: bool) -> None:
     """Tune the default shipped channel on emulated hardware and write journal, profile and report."""
     import getpass
@@ -73,7 +75,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
             user = "demo"
         cfg = LiveConfig(
             module=resource, lanes=lanes_l, instrument=instrument, dwell_s=dwell, budget=budget, seed=seed,
-            channel=CHANNEL, patience=patience,
+            channel=CHANNEL, patience=patience, warm="model" if warm else None,
             metadata={"customer": "eqtune demo", "site": "emulated lab", "link": f"{CHANNEL} host-module",
                       "operator": user},
         )

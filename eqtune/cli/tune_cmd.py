@@ -71,7 +71,8 @@ def _load_json(path: str, option: str) -> Any:
               help="Bayesian (gp) or a baseline.")
 @click.option("--start", default=None, metavar="K=V,...", help="Start (baseline) codes; default: the profile defaults.")
 @click.option("--warm", default=None, metavar="FILE",
-              help="Warm start: a previous --json result (its history) or a profile (its codes).")
+              help="Warm start: a previous --json result (its history) or a profile (its codes). "
+                   "[live] also 'model': measure the channel model's optimum first.")
 @click.option("--time-budget", type=float, default=None, metavar="S", help="Stop after S seconds.")
 @click.option("--target", "target_margin", type=float, default=None, help="Stop once this margin is reached.")
 @click.option("--patience", type=int, default=None, metavar="K", help="Stop when the recommendation is unchanged for K evaluations.")
@@ -129,7 +130,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             "module": module, "lane": list(lane), "lanes": list(lane), "instrument": instrument,
             "module_ber": module_ber, "dwell": dwell, "session": session, "sessions": sessions,
             "time_budget": time_budget, "target": target_margin, "patience": patience, "remeasure": remeasure,
-            "optimizer": optimizer,
+            "optimizer": optimizer, "warm": warm,
             "site": site, "customer": customer, "link": link, "operator": operator,
             "verify_dwell": verify_dwell, "metric": metric, "target_ber": target_ber, "settle": settle,
         }

@@ -51,7 +51,8 @@ RECORD_TYPES: dict[str, str] = {
     "device": "role (module|instrument), resource, identity, capabilities",
     "original": "codes per lane read before the first write (the restore point) and the lanes whose Tx "
                 "input adaptive EQ was on (tx_adaptive)",
-    "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell",
+    "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell, "
+            "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same)",
     "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane, and "
              "tx_adaptive: the lanes whose Tx input adaptive EQ is switched back on after the codes (the "
              "restore point of lanes that ran it); during tuning only for the first evaluation of a run, later "
@@ -105,6 +106,9 @@ class LiveConfig:
     time_budget_s: float | None = None  # stop a lane group early after this much evaluation time
     patience: int | None = None  # stop a lane group once every lane's recommendation held for this many evaluations
     remeasure_top_k: int = 0  # the last k evaluations of a group re-measure its k best points (posterior mean)
+    # codes measured first (warm start): "model" (the library channel's model optimum), or
+    # {lane: codes} / {"*": codes} (e.g. a profile's lanes, a simulated tune's result)
+    warm: str | dict[str, dict[str, int]] | None = None
     parallel: bool | None = None  # None: lanes together when the source reads them in parallel
     metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
 
@@ -131,6 +135,11 @@ class LiveConfig:
             raise InputError("--settle must be >= 0 s")
         if self.patience is not None and int(self.patience) < 1:
             raise InputError(f"--patience must be >= 1 evaluation (got {self.patience})")
+        if isinstance(self.warm, str) and self.warm != "model":
+            raise InputError(f"--warm {self.warm!r}: use 'model' or a profile / tune --json file")
+        if self.warm == "model" and not self.channel:
+            raise InputError("--warm model needs the library channel the link corresponds to (the CHANNEL "
+                             "argument, e.g. c2m-10in)")
         if not 0 <= int(self.remeasure_top_k) < self.budget:
             raise InputError(f"--remeasure {self.remeasure_top_k}: re-measure between 0 and budget - 1 "
                              f"({self.budget - 1}) of the best points")
@@ -358,6 +367,7 @@ class LiveTuner:
         self.journal = journal
         self.config = config
         self.on_event = on_event
+        self.warm_codes: dict[int, dict[str, int]] = {}  # per lane, measured first (resolved in connect)
         self.module = module
         self.instrument = instrument
         self._own_module = module is None
@@ -632,13 +642,53 @@ class LiveTuner:
                             "knobs will look flat. Measure with a BERT or scope (--instrument) to tune them")
         for w in warnings:
             self._emit("log", text="warning: " + w)
+        if planned is not None:  # a resumed session measures the warm codes it planned
+            self.warm_codes = {int(k): dict(v) for k, v in (planned.get("warm") or {}).items()}
+        else:
+            self.warm_codes = self._resolve_warm(lanes)
         if view.plan() is None:
             self.journal.append("plan", knobs=list(self.knobs), groups=self.groups, budget=cfg.budget,
-                                warnings=warnings,
+                                warnings=warnings, warm={str(k): v for k, v in self.warm_codes.items()},
                                 metric=cfg.metric, dwell_s=cfg.dwell_s, verify_dwell_s=cfg.verify_dwell,
                                 optimizer=cfg.optimizer, seed=cfg.seed,
                                 space_size=self.sources[0].space.size())
         return {"groups": self.groups, "originals": self.originals, "identity": ident}
+
+    def _resolve_warm(self, lanes: list[int]) -> dict[int, dict[str, int]]:
+        """Per lane, the tuned knobs' codes to measure first (validated against the module now, before
+        any write), from ``LiveConfig.warm``; {} without a warm start."""
+        cfg = self.config
+        if not cfg.warm:
+            return {}
+        if cfg.warm == "model":
+            from eqtune.session.model import model_optimum
+
+            allowed = {}
+            for src in self.sources[:1]:
+                for k in src.space.knobs:
+                    allowed[k.name] = [int(round(v)) for v in k.values]
+            best = model_optimum(cfg.channel, self.knobs, ber=cfg.target_ber or 1e-6, allowed=allowed)
+            per_lane = {ln: dict(best) for ln in lanes}
+            self._emit("log", text=f"warm start: the {cfg.channel} model optimum "
+                                   + " ".join(f"{k}={v}" for k, v in best.items()))
+        else:
+            per_lane = {}
+            for ln in lanes:
+                codes = cfg.warm.get(str(ln), cfg.warm.get("*"))
+                if codes:
+                    per_lane[ln] = {k: int(v) for k, v in codes.items() if k in self.knobs}
+        out = {}
+        for gi, g in enumerate(self.groups):
+            mine = {ln: {**self.originals[ln], **per_lane[ln]} for ln in g if per_lane.get(ln)}
+            if mine:
+                from eqtune.errors import EqRangeError
+
+                try:
+                    clean = self.sources[gi].validate(mine)  # before any write
+                except EqRangeError as exc:
+                    raise EqRangeError(f"warm start (--warm): {exc}; fix the warm codes or drop --warm") from None
+                out.update({ln: {k: int(v) for k, v in clean[ln].items() if k in self.knobs} for ln in mine})
+        return out
 
     def _write(self, gi: int, phase: str, codes: dict[int, dict[str, int]], n: int | None = None,
                adaptive: list[int] | None = None) -> None:
@@ -767,7 +817,9 @@ class LiveTuner:
                 points = {}
                 for ln in g:
                     p = None
-                    if n_next >= main_budget:  # the closing re-measurements: k-th best by posterior mean
+                    if n_next == 0 and ln in self.warm_codes:  # warm start: measured first
+                        p = _point(src, self.warm_codes[ln])
+                    elif n_next >= main_budget:  # the closing re-measurements: k-th best by posterior mean
                         ranked = opts[ln].ranked()
                         i = n_next - main_budget
                         p = opts[ln].ispace.point(ranked[i]) if i < len(ranked) else None

@@ -16,7 +16,6 @@ import html
 import io
 import math
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -125,44 +124,6 @@ def _plots(view: SessionView, lanes: dict[int, LaneResult]) -> list[tuple[str, s
     return out
 
 
-def model_eye_setup(view: SessionView) -> tuple[Any, dict[str, float], tuple[str, ...], str] | None:
-    """The eye engine a session's measured lanes correspond to, from its library channel: (engine, the
-    host-side point the module cannot see, the module knobs that enter the engine, direction), or None
-    when the session names no channel. module_rx when only tx_eq was tuned, else host_rx."""
-    cfg = view.config
-    if not cfg.channel:
-        return None
-    from eqtune.channel import load_channel
-    from eqtune.eye import EyeEngine
-
-    plan = view.plan()
-    knobs = set(plan["knobs"]) if plan and plan.get("knobs") else {"rx_pre", "rx_post", "rx_amp"}
-    direction = "module_rx" if knobs <= {"tx_eq"} else "host_rx"
-    use = ("tx_eq",) if direction == "module_rx" else ("rx_pre", "rx_post", "rx_amp")
-    eng = EyeEngine(load_channel(cfg.channel), direction=direction)
-    host: dict[str, float] = {}
-    if direction == "module_rx":
-        # The host SerDes TX FFE is not visible from the module: assume the typical preset that
-        # opens the module input best, as the host vendor's bring-up tuning would have chosen.
-        from eqtune.drivers.emulated_link import pick_host_tx
-
-        host = pick_host_tx(eng, range(int(eng.knob_space(["tx_eq"]).knobs[0].values[-1]) + 1))
-    return eng, host, use, direction
-
-
-def model_point(setup: tuple[Any, dict[str, float], tuple[str, ...], str], codes: Mapping[str, Any], *,
-                tx_adaptive: bool = False) -> dict[str, float]:
-    """The engine point of a lane's module codes (see :func:`model_eye_setup`). ``tx_adaptive``: the
-    module's Tx input adaptive EQ runs, so its fixed tx_eq code is dormant; the model takes the code
-    that opens the eye most (what an adaptive equalizer converges to)."""
-    eng, host, use, _ = setup
-    pt = {**host, **{k: float(v) for k, v in codes.items() if k in use}}
-    if tx_adaptive and "tx_eq" in use:
-        values = eng.knob_space(["tx_eq"]).knobs[0].values
-        pt["tx_eq"] = float(max(values, key=lambda t: eng.evaluate({**pt, "tx_eq": float(t)}).eye_height_min_mv))
-    return pt
-
-
 def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str] | None:
     """Model eye (library channel + eye engine) of the original and the kept codes of the first lane."""
     if not view.config.channel or not lanes:
@@ -176,8 +137,9 @@ def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str
         import matplotlib.pyplot as plt
 
         from eqtune.eye.plot import draw_contour
+        from eqtune.session.model import model_eye_setup, model_point
 
-        setup = model_eye_setup(view)
+        setup = model_eye_setup(view.config.channel, (view.plan() or {}).get("knobs") or after)
         if setup is None:
             return None
         eng, _, use, direction = setup

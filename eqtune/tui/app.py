@@ -439,7 +439,17 @@ class EqtuneApp(App):
             return
 
         def done(sid: str) -> None:
-            self.query_one("#link-info", Static).update(f"session {sid} opened in {self.ctl.sessions_dir / sid}")
+            cfg = self.ctl.tuner.config
+            extra = []
+            if cfg.warm == "model":
+                warm = self.ctl.tuner.warm_codes
+                first = next(iter(warm.values()), {})
+                extra.append("first evaluation: the model optimum "
+                             + (" ".join(f"{k}={v}" for k, v in first.items()) or "(no model knobs)"))
+            if cfg.patience:
+                extra.append(f"stops early once the pick holds {cfg.patience} evaluations")
+            self.query_one("#link-info", Static).update(
+                f"session {sid} opened in {self.ctl.sessions_dir / sid}" + "".join(f"\n{e}" for e in extra))
             self.set_status(f"session {sid} journaled. Step 4: press b to measure the baseline")
             self.goto("baseline")
 

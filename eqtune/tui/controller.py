@@ -52,6 +52,8 @@ class LinkForm:
     budget: int = 30
     dwell_s: float = 1.0
     seed: int | None = None
+    warm_from_model: bool = True  # with a channel: measure the channel model's optimum first
+    patience: int | None = 6  # stop once the recommended codes held this many evaluations (bench_live_stops)
 
     def check(self) -> None:
         if not 0 < self.target_ber < 0.5:
@@ -189,7 +191,8 @@ class SessionController:
         cfg = LiveConfig(module=self.module_resource, lanes=list(self.lanes), instrument=self.instrument_resource,
                          dwell_s=link.dwell_s, budget=link.budget, seed=link.seed, knobs=list(link.knobs) or None,
                          metric=link.metric, target_ber=link.target_ber, channel=link.channel,
-                         metadata=self.form.metadata())
+                         warm="model" if (link.warm_from_model and link.channel) else None,
+                         patience=link.patience, metadata=self.form.metadata())
         self.tuner = LiveTuner.create(cfg, sessions_dir=self.sessions_dir, on_event=self.on_event,
                                       module=self.module, **self._opener_kw(instrument_only=True))
         self.session_id = self.tuner.session_id
@@ -227,11 +230,11 @@ class SessionController:
         (the picture is an illustration: it never fails a step)."""
         try:
             from eqtune.eye.plot import text_eye
-            from eqtune.session.report import model_eye_setup, model_point
+            from eqtune.session.model import model_eye_setup, model_point
 
             view = self._need_tuner().view
             lanes = view.lane_results()
-            setup = model_eye_setup(view)
+            setup = model_eye_setup(view.config.channel, (view.plan() or {}).get("knobs"))
             if setup is None or not lanes:
                 return []
             ln = sorted(lanes)[0]

@@ -428,8 +428,47 @@ def config_from_options(options: Mapping[str, Any]):
         time_budget_s=float(options["time_budget"]) if options.get("time_budget") else None,
         patience=int(options["patience"]) if options.get("patience") is not None else None,
         remeasure_top_k=int(options.get("remeasure") or 0),
+        warm=warm_from_option(options.get("warm")),
         metadata={k: str(options[k]) for k in ("site", "customer", "link", "operator") if options.get(k)},
     )
+
+
+def warm_from_option(warm: Any) -> str | dict[str, dict[str, int]] | None:
+    """``--warm`` for a live tune: "model" (the channel model's optimum), or a file: a tuning profile (its
+    lanes' codes; digest checked), a ``tune --json`` result (its tuned codes, for every lane) or a JSON
+    object of codes (``{"rx_pre": 2, ...}`` for every lane, or ``{"1": {...}, "2": {...}}`` per lane)."""
+    if warm is None or isinstance(warm, dict):
+        return warm
+    text = str(warm)
+    if text == "model":
+        return "model"
+    import json
+
+    from eqtune.errors import InputError
+
+    try:
+        with open(text, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise InputError(f"--warm {text}: cannot read ({exc.strerror}); give 'model' or a profile / tune --json file") from None
+    except ValueError as exc:
+        raise InputError(f"--warm {text}: not JSON ({exc})") from None
+
+    def codes(d: Any) -> dict[str, int]:
+        if not isinstance(d, dict) or not d or not all(isinstance(v, int | float) for v in d.values()):
+            raise InputError(f"--warm {text}: expected codes like {{\"rx_pre\": 2, \"tx_eq\": 5}}")
+        return {str(k): int(v) for k, v in d.items()}
+
+    if isinstance(doc, dict) and "lanes" in doc and "digest" in doc:  # a tuning profile: verify it first
+        from eqtune.session.profile import Profile
+
+        prof = Profile.load(text)
+        return {str(ln): dict(c) for ln, c in prof.lanes.items()}
+    if isinstance(doc, dict) and isinstance(doc.get("tuned"), dict) and "codes" in doc["tuned"]:
+        return {"*": codes(doc["tuned"]["codes"])}
+    if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
+        return {str(k): codes(v) for k, v in doc.items()}
+    return {"*": codes(doc)}
 
 
 def run_live_tune_cli(options: dict[str, Any]) -> dict[str, Any]:

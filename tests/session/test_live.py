@@ -375,3 +375,64 @@ def test_bad_patience_or_remeasure_is_refused_before_any_io(tmp_path, kw, word):
     cfg = LiveConfig(module="emu:c2m-10in?name=t-live-bad-opt", lanes=[1], budget=30, **kw)
     with pytest.raises(InputError, match=word):
         cfg.check()
+
+
+def test_warm_start_from_the_model_measures_the_model_optimum_first(tmp_path):
+    """--warm model: the first evaluation is the library channel model's best tx_eq (the emulator's link
+    quality comes from the same model), and the plan journals it so a resume measures the same."""
+    from eqtune.session.model import direction_engine
+
+    res = "emu:c2m-10in?seed=27&settle_ms=0&fast=1&name=t-live-warm-model&adaptive=0"
+    cfg = LiveConfig(module=res, lanes=[1, 2], dwell_s=0.05, budget=8, seed=5, warm="model", channel="c2m-10in")
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
+    assert tuner.run().status == "done"
+    view = load_session(tuner.session_id, tmp_path)
+    eng, host = direction_engine("c2m-10in", "module_rx")
+    eh = {t: eng.evaluate({**host, "tx_eq": float(t)}).eye_height_min_mv for t in range(11)}
+    best = max(eh, key=eh.get)
+    assert view.plan()["warm"] == {"1": {"tx_eq": best}, "2": {"tx_eq": best}}
+    first = view.measurements()[0]["lanes"]
+    assert first["1"]["codes"]["tx_eq"] == best and first["2"]["codes"]["tx_eq"] == best
+    # the model optimum is a good code on the emulated link: within 1 dB of Q of its best code
+    link = emulator_for(parse_resource(res)).link
+    truth = {t: q_db(link.ber(1, "module_rx", {"tx_eq": t})) for t in range(11)}
+    assert truth[best] >= max(truth.values()) - 1.0
+
+
+def test_warm_start_from_a_profile_and_bad_warm_codes(tmp_path):
+    """A profile's per-lane codes are measured first; a code outside the module's range is refused before
+    any write, naming the lane and the knob."""
+    from eqtune.errors import EqRangeError
+    from eqtune.tune.live import warm_from_option
+
+    res = "emu:c2m-10in?seed=29&settle_ms=0&fast=1&name=t-live-warm-prof&adaptive=0"
+    first = LiveTuner.create(LiveConfig(module=res, lanes=[1, 2], dwell_s=0.05, budget=6, seed=1),
+                             sessions_dir=tmp_path)
+    first.run()
+    prof_path = save_session_profile(first.session_id, tmp_path / "p.json", tmp_path)
+    warm = warm_from_option(str(prof_path))
+    prof = Profile.load(prof_path)
+    assert warm == {str(ln): dict(c) for ln, c in prof.lanes.items()}
+    t2 = LiveTuner.create(LiveConfig(module=res, lanes=[1, 2], dwell_s=0.05, budget=4, seed=2, warm=warm),
+                          sessions_dir=tmp_path)
+    assert t2.run().status == "done"
+    m0 = load_session(t2.session_id, tmp_path).measurements()[0]["lanes"]
+    for ln in ("1", "2"):
+        assert m0[ln]["codes"]["tx_eq"] == prof.lanes[int(ln)]["tx_eq"]
+
+    emu = emulator_for(parse_resource(res))
+    emu.writes.clear()
+    bad = LiveTuner.create(LiveConfig(module=res, lanes=[1], dwell_s=0.05, budget=4, warm={"*": {"tx_eq": 15}}),
+                           sessions_dir=tmp_path)
+    with pytest.raises(EqRangeError, match="tx_eq"):
+        bad.connect()
+    assert emu.writes == []
+    bad.close()
+
+
+@pytest.mark.parametrize("warm, word", [("nonsense", "--warm"), ("model", "CHANNEL")])
+def test_bad_warm_option_is_refused(warm, word):
+    from eqtune.errors import InputError
+
+    with pytest.raises(InputError, match=word):
+        LiveConfig(module="emu:c2m-10in", lanes=[1], warm=warm).check()

@@ -69,6 +69,10 @@ def test_full_flow_new_session_to_report(tmp_path: Path) -> None:
             assert app.step == "verify", app.last_error
             measures = [r for r in _records(tmp_path, sid) if r["type"] == "measure"]
             assert len(measures) == 6  # the budget, each evaluation journaled once
+            # with a library channel the first evaluation is the channel model's optimum (warm start)
+            plan = next(r for r in _records(tmp_path, sid) if r["type"] == "plan")
+            assert plan["warm"] and measures[0]["lanes"]["1"]["codes"].items() >= plan["warm"]["1"].items()
+            assert "model optimum" in str(app.query_one("#link-info").render())
             assert app.evaluations == 6
             assert app.query_one("#evals").row_count == 6
 
