@@ -159,13 +159,15 @@ class EqtuneApp(App):
                 for key, label, default in (("channel", "Channel", "c2m-10in"), ("ber", "Target BER", "1e-6"),
                                             ("metric", "Objective", "ber"),
                                             ("knobs", "Knobs", "auto"),
-                                            ("budget", "Budget", "30"), ("dwell", "Dwell (s)", "1.0")):
+                                            ("budget", "Budget", "30"), ("patience", "Patience", "6"),
+                                            ("dwell", "Dwell (s)", "1.0")):
                     with Horizontal(classes="row"):
                         yield Label(label)
                         yield Input(default, id=f"link-{key}")
                 yield Static("l: confirm and open the session journal   (channel: a library name, "
                              "or empty for pure live tuning; objective: ber | q_db | eye_height; knobs: auto = what "
-                             "the measurement sees, or e.g. rx_pre,rx_post,rx_amp,tx_eq)", classes="hint")
+                             "the measurement sees, or e.g. rx_pre,rx_post,rx_amp,tx_eq; patience: stop once the pick holds that many "
+                             "evaluations, 0 = the whole budget)", classes="hint")
                 yield Static("", id="link-info")
             with TabPane(STEP_TITLES["baseline"], id="baseline"):
                 yield Static("b: measure the current codes on the chosen lanes (long dwell)", classes="hint")
@@ -433,9 +435,10 @@ class EqtuneApp(App):
                             metric=self.value("link-metric"),
                             knobs=[k for k in self.value("link-knobs").replace(" ", "").split(",")
                                    if k and k != "auto"],
-                            budget=int(self.value("link-budget")), dwell_s=float(self.value("link-dwell")))
+                            budget=int(self.value("link-budget")), dwell_s=float(self.value("link-dwell")),
+                            patience=int(self.value("link-patience") or 0) or None)
         except ValueError as exc:
-            self.fail(InputError(f"link settings: {exc}; BER, budget and dwell must be numbers"))
+            self.fail(InputError(f"link settings: {exc}; BER, budget, patience and dwell must be numbers"))
             return
 
         def done(sid: str) -> None:

@@ -28,7 +28,7 @@ async def _settle(app: EqtuneApp, pilot) -> None:
     await pilot.pause()
 
 
-async def _to_baseline(app: EqtuneApp, pilot, *, budget: int, dwell: float) -> str:
+async def _to_baseline(app: EqtuneApp, pilot, *, budget: int, dwell: float, patience: int = 0) -> str:
     """Session -> devices -> link, as keys; returns the new session id."""
     await pilot.press("tab", *"Acme DC3", "escape")  # site field, then back to the step tabs
     await pilot.press("s")
@@ -39,6 +39,7 @@ async def _to_baseline(app: EqtuneApp, pilot, *, budget: int, dwell: float) -> s
     assert app.step == "link"
     assert app.ctl.identity["pn"]  # identity read from page 00h of the emulated module
     app.query_one("#link-budget").value = str(budget)
+    app.query_one("#link-patience").value = str(patience)  # 0: the whole budget
     app.query_one("#link-dwell").value = str(dwell)
     await pilot.press("l")
     await _settle(app, pilot)
@@ -51,7 +52,8 @@ def test_full_flow_new_session_to_report(tmp_path: Path) -> None:
     async def run() -> None:
         app = EqtuneApp(str(tmp_path), emulators=True)
         async with app.run_test(size=(80, 24)) as pilot:
-            sid = await _to_baseline(app, pilot, budget=6, dwell=0.02)
+            sid = await _to_baseline(app, pilot, budget=6, dwell=0.02, patience=5)
+            assert app.ctl.tuner.config.patience == 5  # the form's patience reaches the live loop
             recs = _records(tmp_path, sid)
             assert recs[0]["type"] == "session"
             assert recs[0]["metadata"]["site"] == "Acme DC3"
