@@ -80,6 +80,7 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (progress goes to stderr).")
 @click.option("--save-profile", default=None, metavar="FILE", help="Write the tuned codes as a profile / JSON file.")
 @click.option("--plot", default=None, metavar="FILE.png", help="Convergence curve and tuned eye.")
+@click.option("--text-eye", is_flag=True, help="[sim] Draw the tuned statistical eye in the terminal (ASCII).")
 # live tuning (delegated to eqtune.tune.live.run_live_tune_cli)
 @click.option("--module", default=None, metavar="RESOURCE", help="[live] Module: i2c:1@0x50, optoe:..., emu:CHANNEL.")
 @click.option("--lane", "lane", multiple=True, metavar="N", help="[live] Lane(s) 1..8 (repeat or comma list).")
@@ -104,7 +105,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
          corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,
          optimizer: str, start: str | None, warm: str | None, time_budget: float | None,
          target_margin: float | None, patience: int | None, remeasure: int, as_json: bool,
-         save_profile: str | None, plot: str | None, module: str | None, lane: tuple[str, ...],
+         save_profile: str | None, plot: str | None, text_eye: bool, module: str | None, lane: tuple[str, ...],
          instrument: str | None, module_ber: bool, dwell: float | None, session: str | None,
          sessions: str | None, site: str | None, customer: str | None, link: str | None,
          operator: str | None, verify_dwell: float | None, metric: str | None, target_ber: float | None,
@@ -121,6 +122,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
     from eqtune.errors import TuneError
 
     if mode == "live":
+        if text_eye:
+            raise TuneError("--text-eye applies to --sim (a live tune's eye is the model's: see the session report)")
         if budget is None:
             budget = 30
         options = {
@@ -155,14 +158,14 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
     _run_sim(channel=channel, knobs=knobs, fix=fix, budget=budget, objective=objective, corners=corners, seed=seed,
              ber=ber, direction=direction, serdes_profile=serdes_profile, optimizer=optimizer, start=start,
              warm=warm, time_budget=time_budget, target_margin=target_margin, patience=patience,
-             remeasure=remeasure, as_json=as_json, save_profile=save_profile, plot=plot)
+             remeasure=remeasure, as_json=as_json, save_profile=save_profile, plot=plot, text_eye=text_eye)
 
 
 def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, objective: str,
              corners: str | None, seed: int | None, ber: float, direction: str | None,
              serdes_profile: str | None, optimizer: str, start: str | None, warm: str | None,
              time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int,
-             as_json: bool, save_profile: str | None, plot: str | None) -> None:
+             as_json: bool, save_profile: str | None, plot: str | None, text_eye: bool = False) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -223,6 +226,26 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
         console.print(f"profile      {out['profile']}")
     if plot:
         console.print(f"plot         {plot}")
+    if text_eye:
+        _print_text_eye(console, src, result)
+
+
+def _print_text_eye(console, src, result) -> None:
+    """The tuned point's statistical eye as ASCII (one UI around the sampling phase)."""
+    from eqtune.eye.plot import text_eye
+
+    try:
+        eng = src.engine_for(result.tuned.point)
+        res = src.evaluate(result.tuned.point)
+        rows = text_eye(eng.density(res.eq), eng.contour(res.eq), width=64, height=21,
+                        sample_phase_ui=res.sample_phase_ui)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        console.print(f"eye          not available: {exc}", markup=False)
+        return
+    console.print(f"tuned eye    EH {res.eye_height_min_mv:.1f} mV, EW {res.eye_width_ui:.3f} UI @ BER "
+                  f"{res.ber_target:g} (blank open, | phase)", markup=False, highlight=False)
+    for row in rows:
+        console.print("  " + row, markup=False, highlight=False, soft_wrap=True)
 
 
 def _codes(codes: dict) -> str:

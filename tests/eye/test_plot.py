@@ -131,3 +131,20 @@ def test_eye_cli_text_picture():
     assert len(pic) == 21 and all(len(row) == 64 for row in pic)
     marked = [i for i, row in enumerate(pic) if row[32] == "|"]
     assert marked and len(marked) < 21
+
+
+def test_tune_sim_text_eye_and_refused_with_live():
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    r = CliRunner().invoke(main, ["tune", "c2m-4in", "--sim", "--seed", "1", "--budget", "12", "--text-eye"])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert any(ln.startswith("tuned eye    EH") for ln in lines)
+    pic = [ln[2:] for ln in lines[-21:]]
+    assert len(pic) == 21 and all(len(row) == 64 for row in pic)
+    assert any(row[32] == "|" for row in pic)
+    r = CliRunner().invoke(main, ["tune", "c2m-4in", "--live", "--module", "emu:c2m-4in", "--lane", "1",
+                                  "--text-eye"])
+    assert r.exit_code == 2 and "--text-eye applies to --sim" in r.output
