@@ -125,12 +125,11 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     if plot:
         click.echo(f"plot: {plot}")
     if as_text:
-        from eqtune.eye.plot import text_eye
+        from eqtune.eye.plot import engine_text_eye
 
         click.echo(f"statistical eye, blank = open at BER {ber:g}, '|' = sampling phase "
                    f"({res.sample_phase_ui:+.3f} UI); columns span one UI:")
-        for row in text_eye(eng.density(res.eq), eng.contour(res.eq), width=64, height=21,
-                            sample_phase_ui=res.sample_phase_ui):
+        for row in engine_text_eye(eng, res):
             click.echo("  " + row)
 
 
@@ -142,8 +141,7 @@ def _plot(eng, res, path: str, title: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from eqtune.errors import InputError
-    from eqtune.eye.plot import draw_density
+    from eqtune.eye.plot import draw_density, save_figure
 
     dens = eng.density(res.eq)
     con = eng.contour(res.eq)
@@ -166,9 +164,4 @@ def _plot(eng, res, path: str, title: str) -> None:
     ax[1, 1].set(title="equalized pulse response", xlabel="UI from cursor", ylabel="mV", xlim=(-eng.n_pre, 30))
     fig.suptitle(f"{title}: EH {res.eye_height_min_mv:.1f} mV, EW {res.eye_width_ui:.3f} UI, COM {res.com_db:.2f} dB")
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise InputError(f"--plot {path}: cannot write ({exc.strerror}): choose a writable path") from None
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=110)

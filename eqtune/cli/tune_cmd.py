@@ -232,13 +232,12 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
 
 def _print_text_eye(console, src, result) -> None:
     """The tuned point's statistical eye as ASCII (one UI around the sampling phase)."""
-    from eqtune.eye.plot import text_eye
+    from eqtune.eye.plot import engine_text_eye
 
     try:
         eng = src.engine_for(result.tuned.point)
         res = src.evaluate(result.tuned.point)
-        rows = text_eye(eng.density(res.eq), eng.contour(res.eq), width=64, height=21,
-                        sample_phase_ui=res.sample_phase_ui)
+        rows = engine_text_eye(eng, res)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         console.print(f"eye          not available: {exc}", markup=False)
         return
@@ -296,8 +295,7 @@ def _plot(path: str, src, result, channel: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from eqtune.errors import TuneError
-    from eqtune.eye.plot import draw_density
+    from eqtune.eye.plot import draw_density, save_figure
 
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.8))
     n = np.arange(1, len(result.history) + 1)
@@ -317,9 +315,4 @@ def _plot(path: str, src, result, channel: str) -> None:
         ax[1].text(0.5, 0.5, f"eye not available: {exc}", ha="center", transform=ax[1].transAxes)
     fig.suptitle(f"{channel}: {result.baseline.margin:.2f} -> {result.tuned.margin:.2f} {result.units}")
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=100)
-    except OSError as exc:
-        raise TuneError(f"--plot {path}: cannot write ({exc.strerror}): choose a writable path") from None
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi=100)

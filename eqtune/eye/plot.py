@@ -108,3 +108,23 @@ def text_eye(dens: Mapping[str, Any], con: Mapping[str, Any] | None = None, *, w
         c = width // 2
         grid[opening[:, c], c] = "|"
     return ["".join(row) for row in grid]
+
+
+def engine_text_eye(eng: Any, res: Any, *, width: int = 64, height: int = 21) -> list[str]:
+    """:func:`text_eye` of an evaluated point: ``eng`` an ``EyeEngine``, ``res`` its ``EyeResult``."""
+    return text_eye(eng.density(res.eq), eng.contour(res.eq), width=width, height=height,
+                    sample_phase_ui=res.sample_phase_ui)
+
+
+def save_figure(fig: Any, path: str, *, dpi: int = 100, option: str = "--plot") -> None:
+    """Write a matplotlib figure and close it; an unwritable path is an ``InputError`` naming ``option``."""
+    import matplotlib.pyplot as plt
+
+    from eqtune.errors import InputError
+
+    try:
+        fig.savefig(path, dpi=dpi)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot write ({exc.strerror}): choose a writable path") from None
+    finally:
+        plt.close(fig)

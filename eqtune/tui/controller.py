@@ -229,7 +229,7 @@ class SessionController:
         a caption line first; [] when the session names no channel or the model closes the eye there
         (the picture is an illustration: it never fails a step)."""
         try:
-            from eqtune.eye.plot import text_eye
+            from eqtune.eye.plot import engine_text_eye
             from eqtune.session.model import model_eye_setup, model_point
 
             view = self._need_tuner().view
@@ -250,8 +250,7 @@ class SessionController:
                        f"{' adaptive' if adaptive else ''}, "
                        f"{direction}, {view.config.channel}): EH {res.eye_height_min_mv:.1f} mV "
                        f"at BER {res.ber_target:g}")
-            return [caption] + text_eye(eng.density(res.eq), eng.contour(res.eq), width=width, height=height,
-                                        sample_phase_ui=res.sample_phase_ui)
+            return [caption] + engine_text_eye(eng, res, width=width, height=height)
         except Exception:
             return []
 
