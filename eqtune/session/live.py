@@ -61,10 +61,10 @@ RECORD_TYPES: dict[str, str] = {
     "measure": "one completed evaluation: group, n (0-based, per group), wall_s, per-lane readings "
                "(codes, counts {bits, errors, ber, ber_upper95, dwell_s}, margin, metrics), per lane the "
                "optimizer's non-observation state (plain JSON: GP hyperparameter warm start, config), and "
-               "'next' {n, codes}: the intent of the next write (journaled before it happens), 'rec': per lane "
-               "the optimizer's recommendation after this evaluation {codes, held: evaluations it has held "
-               "unchanged, counted after the initial design; the patience rule reads it}, 'stop': why an early stop rule (target margin, time budget, patience) ended "
-               "the group",
+               "'next' {n, codes}: the intent of the next write (journaled before it happens), 'rec': per "
+               "lane the optimizer's recommendation after this evaluation {codes, held: evaluations it has "
+               "held unchanged, counted after the initial design; the patience rule reads it}, 'stop': why "
+               "an early stop rule (target margin, time budget, patience) ended the group",
     "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
     "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason, and "
                 "for a lane that ran Tx input adaptive EQ before tuning tx_adaptive (true: adaptive EQ back on, "
