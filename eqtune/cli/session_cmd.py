@@ -47,7 +47,9 @@ def list_cmd(sessions: str | None, as_json: bool) -> None:
 @click.argument("session_id", metavar="ID")
 @_SESSIONS
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (header, devices, lanes, status).")
-def show(session_id: str, sessions: str | None, as_json: bool) -> None:
+@click.option("--eye", "eye", is_flag=True,
+              help="Also draw the model eye of lane 1's held codes (the session's library channel) as text.")
+def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> None:
     """Show one session: metadata, devices, per-lane results, status."""
     from eqtune.session.journal import read_journal, session_path
     from eqtune.session.live import SessionView
@@ -84,6 +86,15 @@ def show(session_id: str, sessions: str | None, as_json: bool) -> None:
                    + (", holds " + " ".join(f"{k}={v}" for k, v in sorted(r.final.items())) if r.final else ""))
     if contents.torn is not None:
         click.echo(f"  note: {contents.torn.describe()}; `eqtune session resume {session_id}` sets it aside")
+    if eye:
+        from eqtune.session.model import model_eye_lines
+
+        lines = model_eye_lines(view, width=64, height=15)
+        if not lines:
+            click.echo("  model eye: not available (the session names no library channel, or the model closes "
+                       "the eye at these codes)")
+        for line in lines:
+            click.echo("  " + line)
 
 
 @session.command(name="resume")

@@ -84,3 +84,32 @@ def model_optimum(channel: str, knobs: Iterable[str], *, ber: float = 1e-6,
         best = combos[int(np.nanargmax(eh))]
         out.update({n: int(c) for n, c in zip(mine, best)})
     return out
+
+
+def model_eye_lines(view: Any, *, width: int = 56, height: int = 9) -> list[str]:
+    """The model eye of a session's first lane as text: a caption line, then :func:`text_eye` rows, for
+    the codes the lane holds after the decision (else the recommendation, else the original codes; Tx
+    input adaptive EQ back on is modelled as its best code). [] when the session names no channel or the
+    model closes the eye there: the picture is an illustration and never fails its caller."""
+    try:
+        from eqtune.eye.plot import engine_text_eye
+
+        lanes = view.lane_results()
+        setup = model_eye_setup(view.config.channel, (view.plan() or {}).get("knobs"))
+        if setup is None or not lanes:
+            return []
+        ln = sorted(lanes)[0]
+        r = lanes[ln]
+        codes = r.final or r.recommended or r.original
+        eng, _, use, direction = setup
+        adaptive = bool(r.tx_adaptive) and r.final is not None and "tx_eq" in use
+        pt = model_point(setup, codes, tx_adaptive=adaptive)
+        res = eng.evaluate(pt)
+        if res.eye_height_min_mv <= 0:
+            return []
+        caption = (f"model eye, lane {ln} ({' '.join(f'{k}={int(pt[k])}' for k in use if k in pt)}"
+                   f"{' adaptive' if adaptive else ''}, {direction}, {view.config.channel}): "
+                   f"EH {res.eye_height_min_mv:.1f} mV at BER {res.ber_target:g}")
+        return [caption] + engine_text_eye(eng, res, width=width, height=height)
+    except Exception:
+        return []

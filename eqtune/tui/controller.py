@@ -225,34 +225,10 @@ class SessionController:
         return self.verify_result
 
     def model_eye_text(self, *, width: int = 56, height: int = 9) -> list[str]:
-        """The model eye (library channel + eye engine) of the first lane's kept codes as text lines, with
-        a caption line first; [] when the session names no channel or the model closes the eye there
-        (the picture is an illustration: it never fails a step)."""
-        try:
-            from eqtune.eye.plot import engine_text_eye
-            from eqtune.session.model import model_eye_setup, model_point
+        """The model eye of the first lane's kept codes as text lines, caption first ([] without one)."""
+        from eqtune.session.model import model_eye_lines
 
-            view = self._need_tuner().view
-            lanes = view.lane_results()
-            setup = model_eye_setup(view.config.channel, (view.plan() or {}).get("knobs"))
-            if setup is None or not lanes:
-                return []
-            ln = sorted(lanes)[0]
-            r = lanes[ln]
-            codes = r.final or r.recommended or r.original
-            adaptive = bool(r.tx_adaptive) and r.final is not None
-            eng, _, use, direction = setup
-            pt = model_point(setup, codes, tx_adaptive=adaptive)
-            res = eng.evaluate(pt)
-            if res.eye_height_min_mv <= 0:
-                return []
-            caption = (f"model eye, lane {ln} ({' '.join(f'{k}={int(pt[k])}' for k in use if k in pt)}"
-                       f"{' adaptive' if adaptive else ''}, "
-                       f"{direction}, {view.config.channel}): EH {res.eye_height_min_mv:.1f} mV "
-                       f"at BER {res.ber_target:g}")
-            return [caption] + engine_text_eye(eng, res, width=width, height=height)
-        except Exception:
-            return []
+        return model_eye_lines(self._need_tuner().view, width=width, height=height) if self.tuner else []
 
     def pause(self) -> None:
         if self.tuner is not None:

@@ -113,3 +113,17 @@ def test_tune_live_passes_patience_and_remeasure_through(tmp_path):
     code, out = run("tune", "c2m-10in", "--live", "--module", res, "--lane", "1", "--module-ber",
                     "--budget", "5", "--remeasure", "5", "--sessions", str(tmp_path))
     assert code == 2 and "--remeasure" in out and out.count("\n") == 1
+
+
+def test_session_show_eye_draws_the_model_eye_of_the_held_codes(tmp_path):
+    code, _ = run("demo", "--sessions", str(tmp_path), "--quiet", "--seed", "3")
+    assert code == 0
+    sid = next(p.name for p in tmp_path.iterdir() if p.is_dir())
+    code, out = run("session", "show", sid, "--sessions", str(tmp_path), "--eye")
+    assert code == 0, out
+    lines = out.splitlines()
+    cap = next(i for i, ln in enumerate(lines) if "model eye, lane 1" in ln)
+    held = load_session(sid, tmp_path).lane_results()[1].final
+    assert f"tx_eq={held['tx_eq']}" in lines[cap] and "module_rx" in lines[cap]
+    pic = [ln[2:] for ln in lines[cap + 1: cap + 16]]
+    assert len(pic) == 15 and all(len(row) == 64 for row in pic) and any(row[32] == "|" for row in pic)
