@@ -436,3 +436,25 @@ def test_bad_warm_option_is_refused(warm, word):
 
     with pytest.raises(InputError, match=word):
         LiveConfig(module="emu:c2m-10in", lanes=[1], warm=warm).check()
+
+
+def test_warm_from_option_reads_every_documented_form(tmp_path):
+    import json
+
+    from eqtune.errors import InputError
+    from eqtune.tune.live import warm_from_option
+
+    assert warm_from_option(None) is None and warm_from_option("model") == "model"
+    f = tmp_path / "w.json"
+    f.write_text(json.dumps({"tuned": {"codes": {"rx_pre": 2, "rx_post": 3}, "margin": 1.0}}))
+    assert warm_from_option(str(f)) == {"*": {"rx_pre": 2, "rx_post": 3}}  # a tune --json result
+    f.write_text(json.dumps({"tx_eq": 7}))
+    assert warm_from_option(str(f)) == {"*": {"tx_eq": 7}}  # plain codes, every lane
+    f.write_text(json.dumps({"1": {"tx_eq": 7}, "2": {"tx_eq": 5}}))
+    assert warm_from_option(str(f)) == {"1": {"tx_eq": 7}, "2": {"tx_eq": 5}}  # per lane
+    for text, word in (("[1, 2]", "expected codes"), ("{not json", "not JSON"), ('{"tx_eq": "x"}', "expected codes")):
+        f.write_text(text)
+        with pytest.raises(InputError, match=word):
+            warm_from_option(str(f))
+    with pytest.raises(InputError, match="cannot read"):
+        warm_from_option(str(tmp_path / "missing.json"))
