@@ -8,10 +8,14 @@ Figure of merit: evaluations until the best margin measured so far is within 0.1
 optimum (eye height in mV: 20 log10(opt / best) <= 0.1 dB, i.e. within about 1.1 %), median over
 ``--seeds`` seeds; runs that never get there count as cap + 1 (reported as ">cap"). The same curves are
 also scored at 0.5 dB (about 5.6 %), which tells plateau landscapes (many near-optimal codes) apart.
+"GP before" is the optimizer as it was before diagonal directions were added (``BEFORE``: length scales along
+the knob axes only, a local step after every improvement), same seeds, same run: the before/after of that
+change.
 Also: optimizer overhead per ask/tell at 60 observations, and a 60-evaluation 5-knob simulated tune
 end to end (real engine, no table).
 
 Run:  nice python benchmarks/bench_tune.py [--seeds 10] [--quick] [--json out.json]
+      nice python benchmarks/bench_tune.py --gp-only --seeds 60 --problems 0,1,2,3,4,5,6   (before/after, 60 seeds)
 Optuna is optional (``pip install optuna``); without it the TPE column is skipped.
 """
 
@@ -27,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eqtune.tune import SimulationSource, TableSource, first_within, tune
+from eqtune.tune import SimulationSource, TableSource, first_within, threshold, tune
 from eqtune.tune.optimizer import GPOptimizer
 from eqtune.tune.space import IndexedSpace
 
@@ -67,8 +71,15 @@ def evals_to_target(curve: list[float], opt: float) -> int | None:
     return first_within(curve, opt, tol_db=0.1, units="mV")
 
 
-def run_ours(table: TableSource, kind: str, seed: int, cap: int) -> list[float]:
-    r = tune(table, budget=cap, seed=seed, optimizer=kind)
+# the optimizer's settings before diagonal directions were added (the "before" column, same run)
+BEFORE = {"directions": "axes", "local_on_success": True}
+
+
+def run_ours(table: TableSource, kind: str, seed: int, cap: int, options: dict | None = None,
+             stop_at: float | None = None) -> list[float]:
+    """Best-so-far curve; ``stop_at``: end the run at that margin (deterministic table: the curve up to
+    there is the same as a full run's, and every score below is read off that part)."""
+    r = tune(table, budget=cap, seed=seed, optimizer=kind, optimizer_options=options, target_margin=stop_at)
     return r.best_so_far()
 
 
@@ -96,11 +107,12 @@ def run_optuna(table: TableSource, isp: IndexedSpace, seed: int, cap: int) -> li
     return curve
 
 
-def overhead_ms(table: TableSource, grid: np.ndarray, n_obs: int = 60, steps: int = 10) -> tuple[float, float]:
+def overhead_ms(table: TableSource, grid: np.ndarray, n_obs: int = 60, steps: int = 10,
+                directions: str = "pairs") -> tuple[float, float]:
     """Wall time of one ask() + tell() from ``n_obs`` observations on (``steps`` consecutive steps of a
     run: model fit, hyperparameter warm start or restart, acquisition): (median, mean) in ms."""
     isp = IndexedSpace(table.space)
-    opt = GPOptimizer(table.space, seed=0, ispace=isp)
+    opt = GPOptimizer(table.space, seed=0, ispace=isp, directions=directions)
     rng = np.random.default_rng(0)
     for row in grid[rng.choice(len(grid), n_obs, replace=False)]:
         p = table.space.to_point(row)
@@ -137,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "eqtune-bench-cache")
     ap.add_argument("--json", type=Path, default=None, help="write the figures as JSON")
     ap.add_argument("--problems", default=None, help="comma list of problem indices (0-based)")
+    ap.add_argument("--gp-only", action="store_true",
+                    help="GP now vs GP before only (no TPE / random runs): many seeds in minutes")
     args = ap.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
     probs = PROBLEMS[:2] if args.quick else PROBLEMS
@@ -158,26 +172,31 @@ def main(argv: list[str] | None = None) -> int:
         isp = IndexedSpace(src.space)
         opt_v = float(ms.max())
         base_v = table.measure(table.default_point()).margin
-        curves: dict[str, list[list[float]]] = {"gp": [], "random": [], "tpe": []}
+        curves: dict[str, list[list[float]]] = {"gp": [], "gp_before": [], "random": [], "tpe": []}
         t_gp = time.perf_counter()
+        stop = threshold(opt_v, tol_db=0.1, units="mV")  # the strictest score
         for s in seeds:
-            curves["gp"].append(run_ours(table, "gp", s, args.cap_gp))
+            curves["gp"].append(run_ours(table, "gp", s, args.cap_gp, stop_at=stop))
         t_gp = (time.perf_counter() - t_gp) / len(seeds)
-        for s in seeds:
+        for s in seeds:  # the optimizer before diagonal directions (same run, same seeds)
+            curves["gp_before"].append(run_ours(table, "gp", s, args.cap_gp, BEFORE, stop_at=stop))
+        for s in seeds if not args.gp_only else []:
             curves["random"].append(run_ours(table, "random", s, args.cap))
             if have_optuna:
                 curves["tpe"].append(run_optuna(table, isp, s, args.cap))
         ovh, ovh_mean = overhead_ms(table, grid)
+        ovh_before, _ = overhead_ms(table, grid, directions="axes")  # the model fit is what changed
         row = {
             "problem": name, "grid_points": int(len(grid)), "knobs": len(knobs), "grid_eval_s": round(dt, 1),
             "baseline_mv": round(base_v, 2), "optimum_mv": round(opt_v, 2),
             "gp_run_s": round(t_gp, 2), "overhead_ms_at_60": round(ovh, 1), "overhead_ms_at_60_mean": round(ovh_mean, 1),
+            "overhead_ms_at_60_before": round(ovh_before, 1),
         }
-        caps = {"gp": args.cap_gp, "random": args.cap, "tpe": args.cap}
+        caps = {"gp": args.cap_gp, "gp_before": args.cap_gp, "random": args.cap, "tpe": args.cap}
         for tol in (0.1, 0.5):
             tag = f"{tol:g}dB"
-            for kind in ("gp", "random", "tpe"):
-                if kind == "tpe" and not have_optuna:
+            for kind in ("gp", "gp_before", "random", "tpe"):
+                if (kind == "tpe" and not have_optuna) or (args.gp_only and kind in ("tpe", "random")):
                     row[f"{kind}_{tag}"], row[f"{kind}_{tag}_median"] = None, None
                     continue
                 ev = [first_within(c, opt_v, tol_db=tol, units="mV") for c in curves[kind]]
@@ -186,29 +205,32 @@ def main(argv: list[str] | None = None) -> int:
             row[f"gp_{tag}_hits_within_60"] = sum(1 for x in row[f"gp_{tag}"] if x is not None and x <= 60)
         rows.append(row)
         print(f"{name}: grid {len(grid)} pts (opt {opt_v:.2f} mV, start {base_v:.2f} mV)  "
-              f"0.1 dB: GP {row['gp_0.1dB']} TPE {row['tpe_0.1dB']} random med {row['random_0.1dB_median']}  "
+              f"0.1 dB: GP {row['gp_0.1dB']} GP-before {row['gp_before_0.1dB']} TPE {row['tpe_0.1dB']} random med {row['random_0.1dB_median']}  "
               f"ask+tell @60 median {ovh:.0f} ms (mean {ovh_mean:.0f})", flush=True)
 
     e2e_s, e2e_n, e2e_b, e2e_t = end_to_end()
     for tag in ("0.1dB", "0.5dB"):
         print(f"\nevaluations to within {tag[:-2]} dB of the grid optimum (median of {len(seeds)} seeds; "
               f"'>N' = not reached within the cap)")
-        print("| problem | grid pts | optimum (mV) | GP | TPE | random | TPE/GP | random/GP | GP within 60 |")
-        print("|" + "---|" * 9)
+        print("| problem | grid pts | optimum (mV) | GP | GP before | TPE | random | TPE/GP | "
+              "random/GP | GP within 60 |")
+        print("|" + "---|" * 10)
         for r in rows:
             gp, tpe, rnd = r[f"gp_{tag}_median"], r[f"tpe_{tag}_median"], r[f"random_{tag}_median"]
+            gpa = r[f"gp_before_{tag}_median"]
 
             def show(v, cap):
                 return "-" if v is None else (f">{cap}" if v > cap else f"{v:g}")
 
             print(f"| {r['problem']} | {r['grid_points']} | {r['optimum_mv']} | {show(gp, args.cap_gp)} | "
-                  f"{show(tpe, args.cap)} | {show(rnd, args.cap)} | "
-                  f"{'-' if tpe is None else f'{tpe / gp:.1f}'} | {rnd / gp:.1f} | "
+                  f"{show(gpa, args.cap_gp)} | {show(tpe, args.cap)} | {show(rnd, args.cap)} | "
+                  f"{'-' if tpe is None else f'{tpe / gp:.1f}'} | {'-' if rnd is None else f'{rnd / gp:.1f}'} | "
                   f"{r[f'gp_{tag}_hits_within_60']}/{len(seeds)} |")
-    print("\n| problem | ask+tell @60 obs median (ms) | mean (ms) | GP run (s) |")
-    print("|---|---|---|---|")
+    print("\n| problem | ask+tell @60 obs median (ms) | mean (ms) | before (axes only), median (ms) | GP run to 0.1 dB or the cap (s) |")
+    print("|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['problem']} | {r['overhead_ms_at_60']} | {r['overhead_ms_at_60_mean']} | {r['gp_run_s']} |")
+        print(f"| {r['problem']} | {r['overhead_ms_at_60']} | {r['overhead_ms_at_60_mean']} | "
+              f"{r['overhead_ms_at_60_before']} | {r['gp_run_s']} |")
     print(f"\nend to end: 60-evaluation 5-knob simulated tune (c2m-10in module_rx): {e2e_s:.2f} s, "
           f"{e2e_n} evaluations, {e2e_b:.2f} -> {e2e_t:.2f} mV")
     if args.json:

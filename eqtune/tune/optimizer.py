@@ -13,7 +13,16 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   removes it at prediction time, so the posterior is that of the noise-free margin; Rasmussen &
   Williams, *Gaussian Processes for Machine Learning*, MIT Press 2006, eq. 2.24/2.25 and ch. 4.2 for
   the Matern class, ch. 5.4 for the marginal-likelihood fit). Inputs are knob level indices scaled to
-  [0, 1]; outputs are standardized. Hyperparameters by maximum marginal likelihood, warm-started
+  [0, 1]; outputs are standardized.
+* diagonal directions (``directions="pairs"``, the default for 2..6 knobs): the GP's inputs are the
+  scaled levels plus, for every pair of knobs, their half difference and half sum, each with its own
+  ARD length scale (``pair_features``). Equalizer landscapes are ridges ACROSS the knob axes (more
+  post-cursor with less CTLE peaking gives nearly the same eye), and an axis-aligned ARD kernel can
+  only describe a diagonal ridge with short length scales on both knobs, i.e. many points. The
+  augmented kernel is the stationary kernel with the metric M = sum_k a_k a_k^T / l_k^2 over the fixed
+  directions a_k in {e_i, (e_i - e_j)/2, (e_i + e_j)/2}: a restricted form of the "factor analysis"
+  distance M = Lambda Lambda^T + Psi (Rasmussen & Williams 2006, sec. 4.2, eq. 4.22). Measured in
+  ``benchmarks/bench_tune.py``: it mostly pays on plateau ridges (see docs/tuning.md). Hyperparameters by maximum marginal likelihood, warm-started
   from the previous fit with an L-BFGS-B iteration cap, plus ``n_restarts`` random restarts every
   ``restart_every`` fits - the light configuration that keeps ask/tell under 150 ms at 60
   observations. BLAS is held to one thread during the fit (tiny matrices, busy machines).
@@ -34,7 +43,10 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   halves after ``tr_fail`` failures in a row and restarts at ``tr_init`` below one level. It is
   replayed from the observations (``tr_length``), so the state needs nothing new.
 * ``local_on_success``: after a step that improved the best margin, the next step is a local step too
-  (climb on while it pays).
+  (climb on while it pays). Off by default since the diagonal directions: with a model that
+  describes the ridge, the global EI step finds the next improvement sooner than climbing on (sum of
+  the 30-seed medians over the seven benchmark problems: 238 with, 223.5 without; 251.5 and 222 on
+  seeds 30-59).
 * output warping (``warp_y="log"``): margins below the median are compressed logarithmically when the
   lower tail is more than ``warp_gate`` times the spread of the top half (closed eyes hundreds of mV
   below zero would otherwise set the output scale and flatten the top, where 0.1 dB is decided).
@@ -92,6 +104,23 @@ def _lbfgs(maxiter: int):
     return run
 
 
+PAIR_MAX_KNOBS = 6  # above this, d(d-1) extra length scales cost more fit time than they return
+
+
+def pair_features(x: np.ndarray) -> np.ndarray:
+    """GP input features of scaled knob levels ``x`` (n, d): ``x`` itself, then (x_i - x_j)/2 and
+    (x_i + x_j)/2 for every pair i < j (d + d(d-1) columns). See the module notes (R&W eq. 4.22)."""
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    d = x.shape[1]
+    if d < 2:
+        return x
+    i, j = np.triu_indices(d, k=1)
+    return np.column_stack([x, 0.5 * (x[:, i] - x[:, j]), 0.5 * (x[:, i] + x[:, j])])
+
+
+DIRECTIONS = ("axes", "pairs")
+
+
 def default_n_initial(d: int) -> int:
     """Initial-design size for ``d`` knobs (start point included): d + 2, between 4 and 10."""
     return int(min(10, max(4, d + 2)))
@@ -111,9 +140,12 @@ class GPOptimizer(BaseOptimizer):
     see the module notes), ``warp_y`` ("log" | "none") / ``warp_q`` / ``warp_scale`` / ``warp_gate``
     (output warping), ``noise_max`` (white-noise bound), ``exploit_every`` (every k-th step the
     posterior-mean argmax over the candidates; 0 = never), ``axis_first`` (local steps try the
-    incumbent's one-knob moves first), ``ls_min`` (lower bound of the scaled Matern length scales).
-    The previous engineer's configuration is
-    ``trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
+    incumbent's one-knob moves first), ``ls_min`` (lower bound of the scaled Matern length scales),
+    ``directions`` ("pairs": length scales along the knob axes and the diagonals of every pair of knobs,
+    up to ``PAIR_MAX_KNOBS`` knobs; "axes": along the knob axes only, the configuration before it).
+    The configuration before the diagonal directions is ``directions="axes", local_on_success=True``;
+    the one before the trust region is ``directions="axes",
+    trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
     """
 
     kind = "gp"
@@ -124,10 +156,10 @@ class GPOptimizer(BaseOptimizer):
                  noise: bool = True, restart_every: int = 10, local_every: int = 2,
                  kappa_local: float = 1.0, trust_region: bool = True, tr_init: float = 0.5,
                  tr_success: int = 2, tr_fail: int | None = None, tr_candidates: int = 3000,
-                 local_on_success: bool = True, global_candidates: int | None = None,
+                 local_on_success: bool = False, global_candidates: int | None = None,
                  warp_y: str = "log", warp_q: float = 0.5, exploit_every: int = 0,
                  noise_max: float = 1.0, warp_scale: float = 1.0, warp_gate: float = 4.0,
-                 axis_first: bool = False, ls_min: float = 0.05) -> None:
+                 axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs") -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -163,6 +195,9 @@ class GPOptimizer(BaseOptimizer):
         self.warp_gate = float(warp_gate)
         self.axis_first = bool(axis_first)
         self.ls_min = float(ls_min)
+        if directions not in DIRECTIONS:
+            raise TuneError(f"unknown kernel directions '{directions}': use {' or '.join(DIRECTIONS)}")
+        self.directions = directions
         self._warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
         self._model = None
         self._model_n = -1
@@ -179,7 +214,20 @@ class GPOptimizer(BaseOptimizer):
                 "warp_y": self.warp_y, "warp_q": self.warp_q,
                 "exploit_every": self.exploit_every, "noise_max": self.noise_max,
                 "warp_scale": self.warp_scale, "warp_gate": self.warp_gate,
-                "axis_first": self.axis_first, "ls_min": self.ls_min}
+                "axis_first": self.axis_first, "ls_min": self.ls_min, "directions": self.directions}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], space: KnobSpace):
+        cfg = dict(state.get("config") or {})
+        cfg.setdefault("directions", "axes")  # saved before diagonal directions existed: resume as it ran
+        return super().from_state({**state, "config": cfg}, space)
+
+    def _inputs(self, keys: np.ndarray) -> np.ndarray:
+        """The GP's input features of level-index rows ``keys`` (see ``pair_features``)."""
+        x = self.ispace.scaled(keys)
+        if self.directions == "pairs" and self.ispace.d <= PAIR_MAX_KNOBS:
+            return pair_features(x)
+        return x
 
     def state(self) -> dict[str, Any]:
         st = super().state()
@@ -233,7 +281,7 @@ class GPOptimizer(BaseOptimizer):
         from skopt.learning.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         isp = self.ispace
-        X = isp.scaled(keys_array(self.keys, isp.d))
+        X = self._inputs(keys_array(self.keys, isp.d))
         y = self._warp_fit(np.asarray(self.ys, dtype=float))
         mu, sd = float(np.mean(y)), float(np.std(y))
         if not np.isfinite(sd) or sd <= 1e-12:
@@ -241,8 +289,11 @@ class GPOptimizer(BaseOptimizer):
         self._ystats = (mu, sd)
         # skopt minimizes: model the negative standardized margin
         t = -(y - mu) / sd
+        # knob axes start at 0.5 of the range, the diagonal directions at 2 (nearly irrelevant until the
+        # data say otherwise)
+        ls0 = np.concatenate([np.full(isp.d, 0.5), np.full(X.shape[1] - isp.d, 2.0)])
         kernel = ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
-            length_scale=np.full(isp.d, 0.5), length_scale_bounds=(self.ls_min, 20.0), nu=2.5
+            length_scale=ls0, length_scale_bounds=(self.ls_min, 20.0), nu=2.5
         )
         if self.noise:
             kernel = kernel + WhiteKernel(min(1e-3, self.noise_max), (1e-6, max(self.noise_max, 1e-6)))
@@ -315,7 +366,7 @@ class GPOptimizer(BaseOptimizer):
 
     def _predict(self, keys: np.ndarray, return_std: bool = False):
         gp = self._fit()
-        X = self.ispace.scaled(keys)
+        X = self._inputs(keys)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return gp.predict(X, return_std=return_std)
@@ -502,7 +553,7 @@ class GPOptimizer(BaseOptimizer):
         if len(cands) == 0:
             return self._any_untaken(taken)
         gp = self._fit()
-        X = self.ispace.scaled(cands)
+        X = self._inputs(cands)
         exploit = bool(self.exploit_every) and n_bo >= 0 and n_bo % self.exploit_every == self.exploit_every - 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -513,7 +564,7 @@ class GPOptimizer(BaseOptimizer):
             else:
                 # incumbent = best posterior mean over evaluated points (noise-robust EI/PI)
                 ev = keys_array(list(self.mean_by_point()), self.ispace.d)
-                y_opt = float(np.min(gp.predict(self.ispace.scaled(ev))))
+                y_opt = float(np.min(gp.predict(self._inputs(ev))))
                 fn = gaussian_ei if self.acq == "ei" else gaussian_pi
                 score = fn(X, gp, y_opt=y_opt, xi=self.xi)
         score = np.asarray(score, dtype=float)

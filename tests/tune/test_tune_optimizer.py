@@ -206,3 +206,71 @@ def test_trust_region_shrinks_on_failures_and_is_replayed_from_observations(tabl
     assert o.tr_length()[0] == o.tr_init / 2
     b = optimizer_from_state(json.loads(json.dumps(o.state())), table.space)
     assert b.tr_length() == o.tr_length() and b.ask() == o.ask()
+
+
+def test_pair_features_are_axes_then_half_differences_then_half_sums():
+    from eqtune.tune.optimizer import pair_features
+
+    x = np.array([[0.2, 0.5, 1.0], [0.0, 0.25, 0.75]])
+    f = pair_features(x)
+    # d + d(d-1) columns: 3 axes, then (x0-x1)/2, (x0-x2)/2, (x1-x2)/2, then the half sums in that order
+    assert f.shape == (2, 9)
+    np.testing.assert_allclose(f[:, :3], x)
+    np.testing.assert_allclose(f[0, 3:6], [-0.15, -0.4, -0.25])
+    np.testing.assert_allclose(f[0, 6:], [0.35, 0.6, 0.75])
+    assert pair_features(np.array([[0.3], [0.6]])).shape == (2, 1)  # one knob: no pairs
+
+
+def _ridge_space_and_margin():
+    """Two 16-level knobs and a narrow diagonal ridge: the margin falls fast across x0 - x1 and slowly
+    along x0 + x1 (the shape of post-cursor vs CTLE peaking trading off)."""
+    space = KnobSpace(tuple(Knob(n, tuple(float(i) for i in range(16)), 0.0) for n in ("a", "b")))
+
+    def margin(p):
+        u, v = p["a"] / 15.0, p["b"] / 15.0
+        return 30.0 - 400.0 * (u - v - 0.1) ** 2 - 20.0 * (u + v - 1.2) ** 2
+
+    return space, margin
+
+
+def test_diagonal_directions_model_a_diagonal_ridge_better_than_axes_only():
+    space, margin = _ridge_space_and_margin()
+    isp = IndexedSpace(space)
+    grid_pts = [isp.point(tuple(int(v) for v in row)) for row in isp.grid]
+    truth = np.array([margin(p) for p in grid_pts])
+    ratios = []
+    for draw in range(6):  # six training sets of 14 random grid points
+        rng = np.random.default_rng(draw)
+        train = isp.grid[rng.choice(len(isp.grid), 14, replace=False)]
+        rmse = {}
+        for directions in ("axes", "pairs"):
+            opt = GPOptimizer(space, seed=0, directions=directions, noise_max=0.01, warp_y="none")
+            for row in train:
+                p = isp.point(tuple(int(v) for v in row))
+                opt.tell(p, margin(p))
+            mean, _ = opt.posterior(grid_pts)
+            rmse[directions] = float(np.sqrt(np.mean((mean - truth) ** 2)))
+        ratios.append(rmse["pairs"] / rmse["axes"])
+    # fitted on the same points, the kernel with diagonal length scales predicts the 256-point grid
+    # better every time (measured ratios of the errors 0.5-0.83, median 0.6)
+    assert max(ratios) < 1.0 and float(np.median(ratios)) < 0.75, ratios
+
+
+def test_state_saved_before_diagonal_directions_resumes_axes_only(table_10in):
+    table, _ = table_10in
+    old = GPOptimizer(table.space, seed=5, start=table.default_point(), directions="axes",
+                      local_on_success=True)
+    _drive(old, table, 12)
+    state = json.loads(json.dumps(old.state()))
+    del state["config"]["directions"]  # what an earlier version wrote
+    resumed = optimizer_from_state(state, table.space)
+    assert resumed.directions == "axes"
+    assert resumed.ask() == old.ask()
+    fresh = GPOptimizer(table.space, seed=5, start=table.default_point())
+    assert fresh.directions == "pairs" and fresh.state()["config"]["directions"] == "pairs"
+
+
+def test_unknown_kernel_directions_is_an_error(table_10in):
+    table, _ = table_10in
+    with pytest.raises(TuneError, match="kernel directions 'diag'.*axes or pairs"):
+        GPOptimizer(table.space, directions="diag")
