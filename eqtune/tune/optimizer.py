@@ -13,7 +13,10 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   removes it at prediction time, so the posterior is that of the noise-free margin; Rasmussen &
   Williams, *Gaussian Processes for Machine Learning*, MIT Press 2006, eq. 2.24/2.25 and ch. 4.2 for
   the Matern class, ch. 5.4 for the marginal-likelihood fit). Inputs are knob level indices scaled to
-  [0, 1]; outputs are standardized.
+  [0, 1]; outputs are standardized. Hyperparameters by maximum marginal likelihood, warm-started
+  from the previous fit with an L-BFGS-B iteration cap, plus ``n_restarts`` random restarts every
+  ``restart_every`` fits - the light configuration that keeps ask/tell under 150 ms at 60
+  observations. BLAS is held to one thread during the fit (tiny matrices, busy machines).
 * diagonal directions (``directions="pairs"``, the default for 2..6 knobs): the GP's inputs are the
   scaled levels plus, for every pair of knobs, their half difference and half sum, each with its own
   ARD length scale (``pair_features``). Equalizer landscapes are ridges ACROSS the knob axes (more
@@ -22,10 +25,7 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   augmented kernel is the stationary kernel with the metric M = sum_k a_k a_k^T / l_k^2 over the fixed
   directions a_k in {e_i, (e_i - e_j)/2, (e_i + e_j)/2}: a restricted form of the "factor analysis"
   distance M = Lambda Lambda^T + Psi (Rasmussen & Williams 2006, sec. 4.2, eq. 4.22). Measured in
-  ``benchmarks/bench_tune.py``: it mostly pays on plateau ridges (see docs/tuning.md). Hyperparameters by maximum marginal likelihood, warm-started
-  from the previous fit with an L-BFGS-B iteration cap, plus ``n_restarts`` random restarts every
-  ``restart_every`` fits - the light configuration that keeps ask/tell under 150 ms at 60
-  observations. BLAS is held to one thread during the fit (tiny matrices, busy machines).
+  ``benchmarks/bench_tune.py``: it mostly pays on plateau ridges (see docs/tuning.md).
 * acquisition: ``skopt.acquisition.gaussian_ei`` (default; Jones, Schonlau & Welch 1998, "Efficient
   global optimization of expensive black-box functions") or ``gaussian_lcb`` / ``gaussian_pi``,
   evaluated only on a sample of FEASIBLE, not yet measured candidates: ``n_candidates`` points drawn
@@ -104,7 +104,9 @@ def _lbfgs(maxiter: int):
     return run
 
 
-PAIR_MAX_KNOBS = 6  # above this, d(d-1) extra length scales cost more fit time than they return
+# above this, the d(d-1) extra length scales would push ask+tell past its 150 ms budget (6 knobs, 36
+# features: about 125 ms median at 60 observations)
+PAIR_MAX_KNOBS = 6
 
 
 def pair_features(x: np.ndarray) -> np.ndarray:
