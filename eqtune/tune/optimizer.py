@@ -35,8 +35,10 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   the data by one or two diagonal directions and sends every knob axis to the upper bound (knob
   "irrelevant"). On c2m-10in host_rx, seed 11, after 19 points that fit predicted 29.4 +- 0.5 mV for
   the one-code move to the optimum, which gives 35.2 mV; with the prior (sd 0.7) it predicts 33.8.
-  The diagonal length scales stay free, so ridges are still learned. Measured over 60 seeds in
-  ``benchmarks/bench_tune.py`` (docs/tuning.md).
+  The diagonal length scales stay free, so ridges are still learned. Used from
+  ``LS_PRIOR_MIN_KNOBS`` (4) knobs up: on a clean 2-knob diagonal ridge, where maximum likelihood has
+  enough points for its 4 length scales, the prior doubles the model's error. Measured over 60 seeds
+  in ``benchmarks/bench_tune.py`` (docs/tuning.md).
 * acquisition: ``skopt.acquisition.gaussian_ei`` (default; Jones, Schonlau & Welch 1998, "Efficient
   global optimization of expensive black-box functions") or ``gaussian_lcb`` / ``gaussian_pi``,
   evaluated only on a sample of FEASIBLE, not yet measured candidates: ``n_candidates`` points drawn
@@ -147,6 +149,12 @@ def pair_features(x: np.ndarray) -> np.ndarray:
 
 
 DIRECTIONS = ("axes", "pairs")
+
+# the length-scale prior is used from this many knobs up (with the diagonal directions): measured on 4-5
+# knobs (16-25 length scales, benchmarks/bench_tune.py); on a clean 2-knob diagonal ridge (4 length scales,
+# 14 points: tests/tune/test_tune_optimizer.py) it doubles the model's error, so small spaces keep
+# plain maximum likelihood
+LS_PRIOR_MIN_KNOBS = 4
 
 
 def default_n_initial(d: int) -> int:
@@ -332,7 +340,7 @@ class GPOptimizer(BaseOptimizer):
         # MAP instead of maximum likelihood with the diagonal directions: a log-normal prior on the knob
         # axes' length scales (theta index 1..d, after the constant), centred on their start value
         prior = None
-        if self.ls_prior > 0.0 and X.shape[1] > isp.d:
+        if self.ls_prior > 0.0 and X.shape[1] > isp.d and isp.d >= LS_PRIOR_MIN_KNOBS:
             prior = (np.arange(1, 1 + isp.d), np.log(ls0[: isp.d]), self.ls_prior)
         # warm start of the hyperparameters: from the previous fit (at another observation count), or
         # from the start of the fit at this count when the state was saved right after it (resume)
