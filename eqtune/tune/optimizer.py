@@ -178,9 +178,11 @@ class GPOptimizer(BaseOptimizer):
     posterior-mean argmax over the candidates; 0 = never), ``axis_first`` (local steps try the
     incumbent's one-knob moves first), ``ls_min`` (lower bound of the scaled Matern length scales),
     ``directions`` ("pairs": length scales along the knob axes and the diagonals of every pair of knobs,
-    up to ``PAIR_MAX_KNOBS`` knobs; "axes": along the knob axes only, the configuration before it).
-    The configuration before the diagonal directions is ``directions="axes", local_on_success=True``;
-    the one before the trust region is ``directions="axes",
+    up to ``PAIR_MAX_KNOBS`` knobs; "axes": along the knob axes only, the configuration before it),
+    ``ls_prior`` (sd of the log-normal prior on the knob axes' length scales, used with the diagonal
+    directions from ``LS_PRIOR_MIN_KNOBS`` knobs up; 0 = plain maximum likelihood, the configuration
+    before it). The configuration before the diagonal directions is ``directions="axes",
+    local_on_success=True, ls_prior=0``; the one before the trust region is ``directions="axes",
     trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
     """
 
