@@ -116,7 +116,7 @@ def _lbfgs(maxiter: int, prior: tuple[np.ndarray, np.ndarray, float] | None = No
             return obj_func
         idx, mean, sd = prior
 
-        def f(theta, eval_gradient=True):
+        def f(theta):
             v, g = obj_func(theta, eval_gradient=True)
             z = (theta[idx] - mean) / sd
             g = np.array(g, dtype=float)
@@ -237,6 +237,8 @@ class GPOptimizer(BaseOptimizer):
         if directions not in DIRECTIONS:
             raise TuneError(f"unknown kernel directions '{directions}': use {' or '.join(DIRECTIONS)}")
         self.directions = directions
+        if not ls_prior >= 0.0:
+            raise TuneError(f"ls_prior must be >= 0 (the sd of the length-scale prior; 0 = off), got {ls_prior}")
         self.ls_prior = float(ls_prior)
         self._warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
         self._model = None
@@ -264,12 +266,14 @@ class GPOptimizer(BaseOptimizer):
         cfg.setdefault("ls_prior", 0.0)  # saved before the length-scale prior existed: maximum likelihood
         return super().from_state({**state, "config": cfg}, space)
 
+    def _uses_pairs(self) -> bool:
+        """Whether the GP's inputs include the diagonal directions (``pair_features``)."""
+        return self.directions == "pairs" and 2 <= self.ispace.d <= PAIR_MAX_KNOBS
+
     def _inputs(self, keys: np.ndarray) -> np.ndarray:
         """The GP's input features of level-index rows ``keys`` (see ``pair_features``)."""
         x = self.ispace.scaled(keys)
-        if self.directions == "pairs" and self.ispace.d <= PAIR_MAX_KNOBS:
-            return pair_features(x)
-        return x
+        return pair_features(x) if self._uses_pairs() else x
 
     def state(self) -> dict[str, Any]:
         st = super().state()
@@ -342,7 +346,7 @@ class GPOptimizer(BaseOptimizer):
         # MAP instead of maximum likelihood with the diagonal directions: a log-normal prior on the knob
         # axes' length scales (theta index 1..d, after the constant), centred on their start value
         prior = None
-        if self.ls_prior > 0.0 and X.shape[1] > isp.d and isp.d >= LS_PRIOR_MIN_KNOBS:
+        if self.ls_prior > 0.0 and self._uses_pairs() and isp.d >= LS_PRIOR_MIN_KNOBS:
             prior = (np.arange(1, 1 + isp.d), np.log(ls0[: isp.d]), self.ls_prior)
         # warm start of the hyperparameters: from the previous fit (at another observation count), or
         # from the start of the fit at this count when the state was saved right after it (resume)

@@ -221,6 +221,10 @@ def test_pair_features_are_axes_then_half_differences_then_half_sums():
     assert pair_features(np.array([[0.3], [0.6]])).shape == (2, 1)  # one knob: no pairs
 
 
+def _grid_points(isp: IndexedSpace) -> list:
+    return [isp.point(tuple(int(v) for v in row)) for row in isp.grid]
+
+
 def _ridge_space_and_margin():
     """Two 16-level knobs and a narrow diagonal ridge: the margin falls fast across x0 - x1 and slowly
     along x0 + x1 (the shape of post-cursor vs CTLE peaking trading off)."""
@@ -236,7 +240,7 @@ def _ridge_space_and_margin():
 def test_diagonal_directions_model_a_diagonal_ridge_better_than_axes_only():
     space, margin = _ridge_space_and_margin()
     isp = IndexedSpace(space)
-    grid_pts = [isp.point(tuple(int(v) for v in row)) for row in isp.grid]
+    grid_pts = _grid_points(isp)
     truth = np.array([margin(p) for p in grid_pts])
     ratios = []
     for draw in range(6):  # six training sets of 14 random grid points
@@ -266,7 +270,7 @@ def test_length_scale_prior_is_off_below_four_knobs():
         for row in isp.grid[np.random.default_rng(1).choice(len(isp.grid), 14, replace=False)]:
             p = isp.point(tuple(int(v) for v in row))
             opt.tell(p, margin(p))
-        means.append(opt.posterior([isp.point(tuple(int(v) for v in r)) for r in isp.grid])[0])
+        means.append(opt.posterior(_grid_points(isp))[0])
     np.testing.assert_allclose(means[0], means[1])
 
 
@@ -288,16 +292,15 @@ def test_unknown_kernel_directions_is_an_error(table_10in):
     table, _ = table_10in
     with pytest.raises(TuneError, match="kernel directions 'diag'.*axes or pairs"):
         GPOptimizer(table.space, directions="diag")
+    with pytest.raises(TuneError, match="ls_prior must be >= 0.*0 = off.*-1"):
+        GPOptimizer(table.space, ls_prior=-1)
 
 
 def test_length_scale_prior_adds_the_log_normal_penalty_and_its_exact_gradient():
     from eqtune.tune.optimizer import _lbfgs
 
     idx, mean, sd = np.array([1, 2]), np.log(np.array([0.5, 0.5])), 0.7
-    seen = {}
-
     def lml(theta, eval_gradient=True):  # a stand-in negative log marginal likelihood: a quadratic bowl
-        seen["theta"] = theta
         return float(np.sum((theta - 1.0) ** 2)), 2.0 * (theta - 1.0)
 
     theta0 = np.array([0.3, -0.2, 0.4])
@@ -331,7 +334,7 @@ def test_length_scale_prior_keeps_the_model_honest_near_the_top(table_xtalk):
 
     table, _ = table_xtalk
     isp = IndexedSpace(table.space)
-    rows = [isp.point(tuple(int(v) for v in r)) for r in isp.grid]
+    rows = _grid_points(isp)
     margins = np.array([table.measure(p).margin for p in rows])
     top = [(rows[i], float(margins[i])) for i in np.argsort(-margins)[: len(rows) // 20]]
     mle, map_ = [], []
