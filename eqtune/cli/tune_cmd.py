@@ -69,6 +69,9 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--profile", "serdes_profile", default=None, help="SerDes profile name or TOML (default: the channel's).")
 @click.option("--optimizer", type=click.Choice(["gp", "random", "grid"]), default="gp", show_default=True,
               help="Bayesian (gp) or a baseline.")
+@click.option("--optimizer-option", "optimizer_option", multiple=True, metavar="NAME=VALUE",
+              help="Optimizer setting (repeat or comma list), e.g. ls_prior=0,directions=axes: the GP's "
+                   "options are listed in docs/tuning.md. Recorded in the --json output and the session.")
 @click.option("--start", default=None, metavar="K=V,...", help="Start (baseline) codes; default: the profile defaults.")
 @click.option("--warm", default=None, metavar="FILE",
               help="Warm start: a previous --json result (its history) or a profile (its codes). "
@@ -103,8 +106,8 @@ def _load_json(path: str, option: str) -> Any:
               help="[live] Wait after writing codes before measuring (s; default 0).")
 def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,
          corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,
-         optimizer: str, start: str | None, warm: str | None, time_budget: float | None,
-         target_margin: float | None, patience: int | None, remeasure: int, as_json: bool,
+         optimizer: str, optimizer_option: tuple[str, ...], start: str | None, warm: str | None,
+         time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int, as_json: bool,
          save_profile: str | None, plot: str | None, text_eye: bool, module: str | None, lane: tuple[str, ...],
          instrument: str | None, module_ber: bool, dwell: float | None, session: str | None,
          sessions: str | None, site: str | None, customer: str | None, link: str | None,
@@ -133,7 +136,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             "module": module, "lane": list(lane), "lanes": list(lane), "instrument": instrument,
             "module_ber": module_ber, "dwell": dwell, "session": session, "sessions": sessions,
             "time_budget": time_budget, "target": target_margin, "patience": patience, "remeasure": remeasure,
-            "optimizer": optimizer, "warm": warm,
+            "optimizer": optimizer, "optimizer_options": _split(optimizer_option), "warm": warm,
             "site": site, "customer": customer, "link": link, "operator": operator,
             "verify_dwell": verify_dwell, "metric": metric, "target_ber": target_ber, "settle": settle,
         }
@@ -156,23 +159,25 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
     if budget is None:
         budget = 60
     _run_sim(channel=channel, knobs=knobs, fix=fix, budget=budget, objective=objective, corners=corners, seed=seed,
-             ber=ber, direction=direction, serdes_profile=serdes_profile, optimizer=optimizer, start=start,
-             warm=warm, time_budget=time_budget, target_margin=target_margin, patience=patience,
-             remeasure=remeasure, as_json=as_json, save_profile=save_profile, plot=plot, text_eye=text_eye)
+             ber=ber, direction=direction, serdes_profile=serdes_profile, optimizer=optimizer,
+             optimizer_option=_split(optimizer_option), start=start, warm=warm, time_budget=time_budget,
+             target_margin=target_margin, patience=patience, remeasure=remeasure, as_json=as_json, save_profile=save_profile, plot=plot, text_eye=text_eye)
 
 
 def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, objective: str,
              corners: str | None, seed: int | None, ber: float, direction: str | None,
              serdes_profile: str | None, optimizer: str, start: str | None, warm: str | None,
+             optimizer_option: list[str] | None = None,
              time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int,
              as_json: bool, save_profile: str | None, plot: str | None, text_eye: bool = False) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from eqtune.tune import SimulationSource, tune
-    from eqtune.tune.base import new_seed
+    from eqtune.tune.base import new_seed, parse_optimizer_options
 
     console = Console(stderr=as_json)
+    opt_options = parse_optimizer_options(optimizer, optimizer_option or [])
     if seed is None:
         seed = new_seed()
     src = SimulationSource(channel, knobs, objective=objective, corners=corners, ber=ber,
@@ -194,9 +199,11 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
 
         result = tune(src, budget=budget, seed=seed, time_budget_s=time_budget, target_margin=target_margin,
                       patience=patience, start=start_pt, warm=warm_data, callback=on_progress,
-                      optimizer=optimizer, remeasure_top_k=remeasure)
+                      optimizer=optimizer, optimizer_options=opt_options, remeasure_top_k=remeasure)
 
     out = result.to_dict()
+    if opt_options:
+        out["optimizer_options"] = opt_options
     if save_profile:
         out["profile"] = _save_profile(save_profile, channel, result)
     if plot:

@@ -101,6 +101,7 @@ class LiveConfig:
     target_ber: float | None = None  # informational (dwell is explicit)
     channel: str | None = None  # the library channel the link corresponds to, if any
     optimizer: str = "gp"
+    optimizer_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"ls_prior": 0.0} (--optimizer-option)
     min_gain: float = 0.0  # keep tuned codes only if verified margin > baseline + min_gain
     target_margin: float | None = None  # stop a lane group early once every lane reached this margin
     time_budget_s: float | None = None  # stop a lane group early after this much evaluation time
@@ -133,6 +134,14 @@ class LiveConfig:
             raise InputError("--dwell and --verify-dwell must be > 0 s")
         if self.settle_s < 0:
             raise InputError("--settle must be >= 0 s")
+        if self.optimizer_options:
+            from eqtune.tune.base import optimizer_option_types
+
+            known = optimizer_option_types(self.optimizer)
+            bad = sorted(k for k in self.optimizer_options if k not in known)
+            if bad:
+                raise InputError(f"optimizer option(s) {', '.join(bad)}: the '{self.optimizer}' optimizer has "
+                                 f"no such option (options: {', '.join(sorted(known)) or 'none'})")
         if self.patience is not None and int(self.patience) < 1:
             raise InputError(f"--patience must be >= 1 evaluation (got {self.patience})")
         if isinstance(self.warm, str) and self.warm != "model":
@@ -650,8 +659,8 @@ class LiveTuner:
             self.journal.append("plan", knobs=list(self.knobs), groups=self.groups, budget=cfg.budget,
                                 warnings=warnings, warm={str(k): v for k, v in self.warm_codes.items()},
                                 metric=cfg.metric, dwell_s=cfg.dwell_s, verify_dwell_s=cfg.verify_dwell,
-                                optimizer=cfg.optimizer, seed=cfg.seed,
-                                space_size=self.sources[0].space.size())
+                                optimizer=cfg.optimizer, optimizer_options=dict(cfg.optimizer_options or {}),
+                                seed=cfg.seed, space_size=self.sources[0].space.size())
         return {"groups": self.groups, "originals": self.originals, "identity": ident}
 
     def _resolve_warm(self, lanes: list[int]) -> dict[int, dict[str, int]]:
@@ -767,7 +776,8 @@ class LiveTuner:
         opts = {}
         for ln in self.groups[gi]:
             start = {k: float(v) for k, v in self.originals[ln].items() if k in src.knobs}
-            opts[ln] = make_optimizer(cfg.optimizer, src.space, seed=int(cfg.seed or 0) + 1000 * ln, start=start)
+            opts[ln] = make_optimizer(cfg.optimizer, src.space, seed=int(cfg.seed or 0) + 1000 * ln, start=start,
+                                      **dict(cfg.optimizer_options or {}))
         last_extra: dict[int, dict[str, Any]] = {}
         for m in self.view.measurements(gi):
             for ln, r in _lane_map(m["lanes"]).items():

@@ -237,6 +237,60 @@ def make_optimizer(kind: str, space: KnobSpace, *, seed: int | None = None,
     return _cls(kind)(space, seed=seed, start=start, **options)
 
 
+# constructor arguments that are not tuning options (set by tune() / the session, never by the user)
+_NOT_OPTIONS = ("self", "space", "seed", "start", "ispace")
+
+
+def optimizer_option_types(kind: str) -> dict[str, type]:
+    """The options of optimizer ``kind`` and their types (from the constructor's defaults; ``None``
+    defaults are integers, e.g. ``n_initial``)."""
+    import inspect
+
+    out: dict[str, type] = {}
+    for name, par in inspect.signature(_cls(kind).__init__).parameters.items():
+        if name in _NOT_OPTIONS or par.kind not in (par.KEYWORD_ONLY, par.POSITIONAL_OR_KEYWORD):
+            continue
+        out[name] = int if par.default is None else type(par.default)
+    return out
+
+
+def parse_optimizer_options(kind: str, items: Sequence[str], option: str = "--optimizer-option") -> dict[str, Any]:
+    """``["ls_prior=0", "directions=axes"]`` -> ``{"ls_prior": 0.0, "directions": "axes"}``, typed and
+    checked against the options of optimizer ``kind`` (see ``GPOptimizer``). Unknown names and values
+    of the wrong type are a ``TuneError`` that names them and lists what is allowed."""
+    types = optimizer_option_types(kind)
+    out: dict[str, Any] = {}
+    for item in items:
+        name, eq, text = (p.strip() for p in str(item).partition("="))
+        if not eq or not name or not text:
+            raise TuneError(f"{option} {item!r}: give name=value, e.g. {option} ls_prior=0")
+        if name not in types:
+            allowed = ", ".join(sorted(types)) or "none"
+            raise TuneError(f"{option} {name}: the '{kind}' optimizer has no such option (options: {allowed})")
+        typ = types[name]
+        try:
+            if typ is bool:
+                low = text.lower()
+                if low not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                    raise ValueError
+                value: Any = low in ("1", "true", "yes", "on")
+            elif typ is int:
+                value = int(text)
+            elif typ is float:
+                value = float(text)
+                if not math.isfinite(value):
+                    raise ValueError
+            else:
+                value = text
+        except ValueError:
+            what = {bool: "true or false", int: "an integer", float: "a finite number"}.get(typ, "a value")
+            raise TuneError(f"{option} {name}={text}: expected {what}") from None
+        if typ in (int, float) and value < 0:
+            raise TuneError(f"{option} {name}={text}: must be >= 0")
+        out[name] = value
+    return out
+
+
 def optimizer_from_state(state: Mapping[str, Any], space: KnobSpace) -> BaseOptimizer:
     """Restore any optimizer from its ``state()``."""
     check_state(state, space)

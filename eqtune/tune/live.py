@@ -389,6 +389,7 @@ def _lanes_opt(options: Mapping[str, Any]) -> list[int]:
 def config_from_options(options: Mapping[str, Any]):
     """A ``LiveConfig`` from the ``eqtune tune --live`` option dict."""
     from eqtune.session.live import LiveConfig
+    from eqtune.tune.base import parse_optimizer_options
 
     module = options.get("module")
     if not module:
@@ -424,6 +425,8 @@ def config_from_options(options: Mapping[str, Any]):
         target_ber=float(options["target_ber"]) if options.get("target_ber") else None,
         channel=options.get("channel") or None,
         optimizer=str(options.get("optimizer") or "gp"),
+        optimizer_options=parse_optimizer_options(str(options.get("optimizer") or "gp"),
+                                                  list(options.get("optimizer_options") or [])),
         target_margin=float(options["target"]) if options.get("target") is not None else None,
         time_budget_s=float(options["time_budget"]) if options.get("time_budget") else None,
         patience=int(options["patience"]) if options.get("patience") is not None else None,

@@ -120,3 +120,53 @@ def test_live_emulated_run_journals_site(tmp_path):
     view = load_session("cli-site", tmp_path)
     assert view.header["metadata"]["site"] == "X"
     assert len(view.measurements()) == 4
+
+
+def test_optimizer_options_reach_the_optimizer():
+    """--optimizer-option is typed, passed to the GP and recorded: n_initial=4 gives 4 design points
+    (baseline included) where the 3-knob default is 5."""
+    def design(*extra):
+        r = _run("c2m-10in", "--sim", "--budget", "8", "--seed", "5", "--json", *extra)
+        assert r.exit_code == 0, r.output
+        d = json.loads(r.stdout)
+        return d, sum(1 for h in d["history"] if h["phase"] in ("baseline", "initial"))
+
+    d0, n0 = design()
+    d1, n1 = design("--optimizer-option", "n_initial=4", "--optimizer-option", "noise=false,ls_prior=0")
+    assert (n0, n1) == (5, 4)
+    assert "optimizer_options" not in d0
+    assert d1["optimizer_options"] == {"n_initial": 4, "noise": False, "ls_prior": 0.0}
+
+
+def test_optimizer_option_errors_name_the_option():
+    cases = [
+        (["--optimizer-option", "foo=1"], "no such option (options: acq,"),
+        (["--optimizer-option", "ls_prior=abc"], "ls_prior=abc: expected a finite number"),
+        (["--optimizer-option", "noise=maybe"], "noise=maybe: expected true or false"),
+        (["--optimizer-option", "n_candidates=-1"], "n_candidates=-1: must be >= 0"),
+        (["--optimizer-option", "ls_prior"], "give name=value"),
+        (["--optimizer", "random", "--optimizer-option", "xi=1"], "'random' optimizer has no such option"),
+    ]
+    for args, text in cases:
+        r = _run("c2m-10in", "--sim", "--budget", "8", *args)
+        assert r.exit_code == 2, (args, r.output)
+        assert "--optimizer-option" in r.output and text in r.output and "Traceback" not in r.output, (args, r.output)
+
+
+def test_live_run_journals_optimizer_options(tmp_path):
+    """A live session records its optimizer options, so a resumed session rebuilds the same optimizer;
+    an unknown option in a config is refused before any I/O."""
+    import pytest
+
+    from eqtune.errors import InputError
+    from eqtune.session.live import LiveConfig, load_session
+
+    r = _run("--live", "--module", "emu:c2m-10in?fast=1&adaptive=0&settle_ms=0", "--lane", "1", "--module-ber",
+             "--budget", "4", "--seed", "2", "--dwell", "0.05", "--sessions", str(tmp_path), "--session", "opt",
+             "--optimizer-option", "n_initial=3", "--json")
+    assert r.exit_code == 0, r.output
+    view = load_session("opt", tmp_path)
+    assert LiveConfig.from_dict(view.header["config"]).optimizer_options == {"n_initial": 3}
+    assert view.plan()["optimizer_options"] == {"n_initial": 3}
+    with pytest.raises(InputError, match="bogus"):
+        LiveConfig(module="emu:c2m-10in", optimizer_options={"bogus": 1}).check()
