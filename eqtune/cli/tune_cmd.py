@@ -161,7 +161,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
     _run_sim(channel=channel, knobs=knobs, fix=fix, budget=budget, objective=objective, corners=corners, seed=seed,
              ber=ber, direction=direction, serdes_profile=serdes_profile, optimizer=optimizer,
              optimizer_option=_split(optimizer_option), start=start, warm=warm, time_budget=time_budget,
-             target_margin=target_margin, patience=patience, remeasure=remeasure, as_json=as_json, save_profile=save_profile, plot=plot, text_eye=text_eye)
+             target_margin=target_margin, patience=patience, remeasure=remeasure, as_json=as_json,
+             save_profile=save_profile, plot=plot, text_eye=text_eye)
 
 
 def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, objective: str,

@@ -134,14 +134,10 @@ class LiveConfig:
             raise InputError("--dwell and --verify-dwell must be > 0 s")
         if self.settle_s < 0:
             raise InputError("--settle must be >= 0 s")
-        if self.optimizer_options:
-            from eqtune.tune.base import optimizer_option_types
+        if self.optimizer_options:  # a TuneError (an InputError) naming the unknown ones
+            from eqtune.tune.base import check_optimizer_option_names
 
-            known = optimizer_option_types(self.optimizer)
-            bad = sorted(k for k in self.optimizer_options if k not in known)
-            if bad:
-                raise InputError(f"optimizer option(s) {', '.join(bad)}: the '{self.optimizer}' optimizer has "
-                                 f"no such option (options: {', '.join(sorted(known)) or 'none'})")
+            check_optimizer_option_names(self.optimizer, list(self.optimizer_options), "optimizer option")
         if self.patience is not None and int(self.patience) < 1:
             raise InputError(f"--patience must be >= 1 evaluation (got {self.patience})")
         if isinstance(self.warm, str) and self.warm != "model":

@@ -254,20 +254,27 @@ def optimizer_option_types(kind: str) -> dict[str, type]:
     return out
 
 
+def check_optimizer_option_names(kind: str, names: Sequence[str], option: str = "--optimizer-option") -> dict[str, type]:
+    """The option types of optimizer ``kind`` (``optimizer_option_types``); a ``TuneError`` naming the
+    unknown ones among ``names`` and listing the known ones."""
+    types = optimizer_option_types(kind)
+    bad = [n for n in names if n not in types]
+    if bad:
+        raise TuneError(f"{option} {', '.join(bad)}: the '{kind}' optimizer has no such option "
+                        f"(options: {', '.join(sorted(types)) or 'none'})")
+    return types
+
+
 def parse_optimizer_options(kind: str, items: Sequence[str], option: str = "--optimizer-option") -> dict[str, Any]:
     """``["ls_prior=0", "directions=axes"]`` -> ``{"ls_prior": 0.0, "directions": "axes"}``, typed and
     checked against the options of optimizer ``kind`` (see ``GPOptimizer``). Unknown names and values
     of the wrong type are a ``TuneError`` that names them and lists what is allowed."""
-    types = optimizer_option_types(kind)
     out: dict[str, Any] = {}
     for item in items:
         name, eq, text = (p.strip() for p in str(item).partition("="))
         if not eq or not name or not text:
             raise TuneError(f"{option} {item!r}: give name=value, e.g. {option} ls_prior=0")
-        if name not in types:
-            allowed = ", ".join(sorted(types)) or "none"
-            raise TuneError(f"{option} {name}: the '{kind}' optimizer has no such option (options: {allowed})")
-        typ = types[name]
+        typ = check_optimizer_option_names(kind, [name], option)[name]
         try:
             if typ is bool:
                 low = text.lower()
