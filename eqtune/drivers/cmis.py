@@ -24,6 +24,14 @@ from dataclasses import asdict, dataclass
 
 from eqtune.drivers import cmis_map as M
 from eqtune.drivers.cmis_map import ConfigStatus, DPState, ModuleState
+from eqtune.drivers.cmis_policy import (
+    DURATION_S,
+    ApplyMethod,
+    CmisTiming,
+    choose_apply_method,
+    reconfiguration_support,
+)
+from eqtune.drivers.cmis_vdm import VdmLane, parse_group, to_lanes
 from eqtune.drivers.measurement import BerCount
 from eqtune.drivers.transport import PagedRegisters, open_transport
 from eqtune.errors import DeviceError, EqRangeError, ModuleError, TransportError
@@ -40,9 +48,6 @@ STEADY_DP = (DPState.ACTIVATED, DPState.DEACTIVATED, DPState.INITIALIZED)
 CMIS_IDENTIFIERS = {0x18: "QSFP-DD", 0x19: "OSFP", 0x1A: "SFP-DD", 0x1B: "DSFP", 0x1E: "QSFP+ (CMIS)",
                     0x1F: "SFP-DD (CMIS)", 0x20: "SFP+ (CMIS)", 0x21: "OSFP-XD", 0x22: "OIF-ELSFP",
                     0x23: "CDFP (CMIS)"}
-# CMIS 5.2 Table "State Duration Encodings" (page 01h byte 144): code -> upper bound (s)
-DURATION_S = {0: 0.001, 1: 0.005, 2: 0.01, 3: 0.05, 4: 0.1, 5: 0.5, 6: 1, 7: 5, 8: 10, 9: 60, 10: 300,
-              11: 600, 12: 3000, 13: 6000, 14: 30000, 15: 60000}
 
 EqCodes = dict[int, dict[str, int]]
 
@@ -81,6 +86,8 @@ class EqCapabilities:
     diagnostics: bool = False
     vdm: bool = False
     dp_init_max_s: float | None = None
+    auto_commissioning: int = 0
+    reconfiguration: str = "both"
 
     def knob_values(self) -> dict[str, tuple[int, ...]]:
         """Allowed codes per supported knob (knobs the module does not support are absent)."""
@@ -117,13 +124,18 @@ def _date(raw: bytes) -> str:
 class CmisModule:
     """A CMIS 4.0/5.x module behind a :class:`PagedRegisters` view. Lanes are numbered 1..8."""
 
-    def __init__(self, regs: PagedRegisters, *, resource: str | None = None, poll_timeout_s: float = 5.0,
-                 poll_interval_s: float = 0.005) -> None:
+    def __init__(self, regs: PagedRegisters, *, resource: str | None = None, poll_timeout_s: float = 10.0,
+                 poll_interval_s: float = 0.005, timing: CmisTiming | None = None, notify=None) -> None:
         self.regs = regs
         self.transport = regs.transport
         self.resource = resource or regs.resource
         self.poll_timeout_s = poll_timeout_s
         self.poll_interval_s = poll_interval_s
+        # host waits as real hosts use them; a transport may shorten them (emulators: wait_scale)
+        self.timing = timing or CmisTiming().scaled(getattr(self.transport, "wait_scale", 1.0))
+        # notify(message): told before any write when an apply takes the data path (traffic) down
+        self.notify = notify
+        self._settle_until = 0.0
         self._caps: EqCapabilities | None = None
 
     # ------------------------------------------------------------------ context
@@ -187,6 +199,8 @@ class CmisModule:
         tx_adv, rx_adv = b(161), b(162)
         lanes = app[2] >> 4 if app[0] not in (0, 0xFF) and app[2] >> 4 else 8
         stepped = bool(M.STEPPED_CONFIG_ONLY.scalar_value(lower2))
+        auto_comm = M.AUTO_COMMISSIONING.scalar_value(lower2)
+        reconf = reconfiguration_support(stepped, auto_comm)
         amp_mask = M.RX_OUTPUT_LEVEL_SUPPORT.scalar_value(bytes([b(153)]))
         self._caps = EqCapabilities(
             lanes=min(8, lanes),
@@ -196,10 +210,12 @@ class CmisModule:
             tx_eq_max=M.TX_INPUT_EQ_MAX.scalar_value(bytes([b(153)])) if tx_adv >> M.TX_FIXED_EQ_SUPPORTED_BIT & 1 else None,
             tx_adaptive=bool(tx_adv >> M.TX_ADAPTIVE_EQ_SUPPORTED_BIT & 1),
             stepped_config_only=stepped,
-            apply_immediate=not stepped,
+            apply_immediate=reconf in ("both", "hot"),
             diagnostics=bool(M.DIAG_PAGES_SUPPORTED.scalar_value(bytes([b(142)]))),
             vdm=bool(M.VDM_SUPPORTED.scalar_value(bytes([b(142)]))),
-            dp_init_max_s=DURATION_S[b(144) & 0xF],
+            dp_init_max_s=DURATION_S[b(144) & 0xF],  # None for the reserved codes 14-15
+            auto_commissioning=auto_comm,
+            reconfiguration=reconf,
         )
         return self._caps
 
@@ -296,7 +312,18 @@ class CmisModule:
         caps = self.capabilities()
         return max(self.poll_timeout_s, 2.0 * (caps.dp_init_max_s or 0.0))
 
-    def _poll(self, what: str, check, timeout_s: float | None = None):
+    def apply_method(self, method: str = "auto") -> ApplyMethod:
+        """The Apply procedure :meth:`apply_eq` uses with ``method`` (reads only). ModuleError when the
+        module does not support it (see :func:`eqtune.drivers.cmis_policy.choose_apply_method`)."""
+        if method not in ("auto", "immediate", "dpinit"):
+            raise EqRangeError(f"apply method {method!r} unknown; use auto, immediate or dpinit")
+        caps = self.capabilities()
+        try:
+            return choose_apply_method(caps.stepped_config_only, caps.auto_commissioning, method)
+        except ValueError as exc:
+            raise ModuleError(f"{self.resource}: {exc}") from None
+
+    def _poll(self, what: str, check, timeout_s: float | None = None, interval_s: float | None = None):
         """Call ``check()`` until it returns a non-None value; ModuleError naming ``what`` on timeout."""
         t = self.transport
         deadline = t.monotonic() + (self._timeout() if timeout_s is None else timeout_s)
@@ -306,7 +333,7 @@ class CmisModule:
                 return result
             if t.monotonic() >= deadline:
                 raise ModuleError(f"{self.resource}: timed out waiting for {what}")
-            t.sleep(self.poll_interval_s)
+            t.sleep(self.poll_interval_s if interval_s is None else interval_s)
 
     def _check_ready(self) -> None:
         state = self.regs.read_scalar(M.MODULE_STATE)
@@ -379,17 +406,18 @@ class CmisModule:
             raise ModuleError(f"{self.resource}: page {page:02x}h bytes {diff} read back differently after "
                               "writing; the module did not accept the staged values")
 
-    def _trigger(self, lanes: list[int], immediate: bool, stepped: bool, deinit_done: list[bool]) -> None:
+    def _trigger(self, lanes: list[int], method: ApplyMethod, deinit_done: list[bool]) -> None:
         mask = sum(1 << (ln - 1) for ln in lanes)
-        if immediate:
+        if method.trigger == "ApplyImmediate":
             self.regs.write(0x10, M.APPLY_IMMEDIATE_SCS0.offset, bytes([mask]))
             return
-        if stepped:  # step-by-step: DPDeinit, wait DPDeactivated, ApplyDPInit, release DPDeinit
+        if method.deinit:  # step-by-step: DPDeinit, wait DPDeactivated, ApplyDPInit, release DPDeinit
             cur = self.regs.read(0x10, M.DP_DEINIT.offset, 1)[0]
             self.regs.write(0x10, M.DP_DEINIT.offset, bytes([cur | mask]))
             deinit_done.append(True)
             self._poll("DPDeactivated after DPDeinit", lambda: True if all(
-                v == DPState.DEACTIVATED for v in self.regs.read_lanes(M.DP_STATE, lanes).values()) else None)
+                v == DPState.DEACTIVATED for v in self.regs.read_lanes(M.DP_STATE, lanes).values()) else None,
+                interval_s=self.timing.dp_poll_s)
         self.regs.write(0x10, M.APPLY_DPINIT_SCS0.offset, bytes([mask]))
 
     def _release_deinit(self, lanes: list[int]) -> None:
@@ -405,8 +433,11 @@ class CmisModule:
             last = self.regs.read_lanes(M.CONFIG_STATUS, lanes)
             return last if all(v != ConfigStatus.IN_PROGRESS for v in last.values()) else None
 
+        # a ConfigStatus read straight after the trigger can still show the previous ConfigSuccess:
+        # wait first as real hosts do (FBOSS 500 ms, Xena 1 s; CmisTiming.after_trigger_s)
+        self.transport.sleep(self.timing.after_trigger_s)
         try:
-            status = self._poll("ConfigStatus", check)
+            status = self._poll("ConfigStatus", check, interval_s=self.timing.dp_poll_s)
         except ModuleError:
             raise ModuleError(f"{self.resource}: ConfigStatus still ConfigInProgress after {self._timeout():g} s "
                               f"on lane(s) {lanes}; the module is slow or hung: wait and read it with "
@@ -463,21 +494,16 @@ class CmisModule:
                     immediate=immediate,
                     what=f"switching Tx input adaptive EQ {state} on lane(s) {','.join(map(str, lanes))}")
 
-    def _apply_method(self, method: str) -> bool:
-        """True for ApplyImmediate, False for ApplyDPInit (checked against SteppedConfigOnly)."""
-        if method not in ("auto", "immediate", "dpinit"):
-            raise EqRangeError(f"apply method {method!r} unknown; use auto, immediate or dpinit")
-        caps = self.capabilities()
-        if method == "immediate" and not caps.apply_immediate:
-            raise ModuleError(f"{self.resource}: the module advertises SteppedConfigOnly, so ApplyImmediate "
-                              "is not allowed; use method 'dpinit' (or 'auto')")
-        return caps.apply_immediate if method == "auto" else method == "immediate"
+    def _apply_method(self, method: str) -> ApplyMethod:
+        """The checked Apply procedure (before any write): ModuleError when unsupported."""
+        return self.apply_method(method)
 
-    def _apply(self, codes: EqCodes, lanes: list[int], *, immediate: bool, what: str,
+    def _apply(self, codes: EqCodes, lanes: list[int], *, immediate: ApplyMethod, what: str,
                off: set[int] = frozenset(), on: set[int] = frozenset()) -> None:
         """The shared apply procedure: ``codes`` (validated) for their lanes, Tx adaptive EQ cleared on
-        ``off`` and set on ``on``; every other lane of the affected data paths keeps its active state."""
-        caps = self.capabilities()
+        ``off`` and set on ``on``; every other lane of the affected data paths keeps its active state.
+        ``immediate`` is the :class:`ApplyMethod` to use."""
+        method = immediate
         self._check_ready()
         dpcfg = self.regs.read_stable(0x11, M.ACTIVE_DP_CONFIG.offset, 8)
         unused = [ln for ln in lanes if not dpcfg[ln - 1] >> 4]
@@ -497,31 +523,40 @@ class CmisModule:
         group_mask = sum(1 << (ln - 1) for ln in group)
         if all(old_active[ln] == target[ln] for ln in group) and not (adaptive ^ adaptive_active) & group_mask:
             return  # already active: nothing to write
-        new_staged = self._compose_staged(old_staged, target, dpcfg, adaptive)
+        if method.traffic_down and self.notify is not None:
+            self.notify(f"{self.resource}: {method.trigger}{' with DPDeinit' if method.deinit else ''} on lane(s) "
+                        f"{','.join(map(str, group))}: the data path goes down (traffic stops for up to "
+                        f"{self._timeout():g} s) -- {method.reason}")
+        # ExplicitControl=1 makes the module use every staged SI field: the staged set is first a copy of
+        # the Active Control Set (page 11h 206-234 has the page 10h 145-173 layout), so no stale staged
+        # byte (e.g. 154-155, 160-161) is applied (CMIS 5.2 s8.9.4 ExplicitControl; the host practice the issue attributes to
+        # SONiC's CMIS manager, not re-checked in its source here).
+        new_staged = self._compose_staged(old_active_block, target, dpcfg, adaptive)
         try:
-            self._run_apply(group, old_staged, new_staged, target, adaptive, immediate, caps.stepped_config_only,
-                            pre_states)
+            self._run_apply(group, old_staged, new_staged, target, adaptive, method, pre_states)
         except DeviceError as exc:
-            note = self._restore(group, old_staged, old_active, adaptive_active, dpcfg, immediate,
-                                 caps.stepped_config_only, pre_states)
+            note = self._restore(group, old_staged, old_active, adaptive_active, dpcfg, method, pre_states)
             raise ModuleError(f"{self.resource}: {what} failed: {exc} -- {note}") from exc
+        self._settle_until = self.transport.monotonic() + self.timing.ber_settle_s
 
-    def _trigger_and_wait(self, group: list[int], immediate: bool, stepped: bool) -> None:
+    def _trigger_and_wait(self, group: list[int], method: ApplyMethod) -> None:
         """Apply the staged set to ``group`` and wait for ConfigStatus; a DPDeinit raised for a
         SteppedConfigOnly module is always released again."""
         deinit: list[bool] = []
         try:
-            self._trigger(group, immediate, stepped, deinit)
+            self._trigger(group, method, deinit)
             self._wait_config(group)
         finally:
             if deinit:
                 self._release_deinit(group)
 
-    def _run_apply(self, group, old_staged, new_staged, target, adaptive, immediate, stepped, pre_states) -> None:
+    def _run_apply(self, group, old_staged, new_staged, target, adaptive, method: ApplyMethod, pre_states) -> None:
         self._write_block(0x10, M.SCS0_FIRST, old_staged, new_staged)
-        self._trigger_and_wait(group, immediate, stepped)
+        self._trigger_and_wait(group, method)
+        # DPState poll as FBOSS does (500 ms period, >= 10 s; CmisTiming)
         self._poll("the data path to return to its state", lambda: True if all(
-            v == pre_states[ln] for ln, v in self.regs.read_lanes(M.DP_STATE, group).items()) else None)
+            v == pre_states[ln] for ln, v in self.regs.read_lanes(M.DP_STATE, group).items()) else None,
+            interval_s=self.timing.dp_poll_s)
         block = self._eq_block(0x11, M.ACTIVE_FIRST, M.ACTIVE_LAST)
         got = {ln: self._decode_eq(block, M.ACTIVE_FIRST, ln, True) for ln in group}
         wrong = [f"lane {ln} {k}={got[ln].get(k)} (wanted {v})" for ln in group for k, v in target[ln].items()
@@ -533,11 +568,11 @@ class CmisModule:
         if wrong:
             raise ModuleError(f"read-back of page 11h differs: {', '.join(wrong)}")
 
-    def _restore(self, group, old_staged, old_active, adaptive_active, dpcfg, immediate, stepped, pre_states) -> str:
+    def _restore(self, group, old_staged, old_active, adaptive_active, dpcfg, method: ApplyMethod, pre_states) -> str:
         """Best effort: put the previous active codes and Tx adaptive EQ state back (if they changed)
         and the staged set."""
         try:
-            if stepped:
+            if method.deinit:
                 self._release_deinit(group)
                 self._wait_steady(group, "a steady data path state")
             block = self._eq_block(0x11, M.ACTIVE_FIRST, M.ACTIVE_LAST)
@@ -548,7 +583,7 @@ class CmisModule:
             if now_active != old_active or (now_adapt ^ adaptive_active) & group_mask:
                 back = self._compose_staged(old_staged, old_active, dpcfg, adaptive_active)
                 self._write_block(0x10, M.SCS0_FIRST, cur_staged, back)
-                self._trigger_and_wait(group, immediate, stepped)
+                self._trigger_and_wait(group, method)
                 cur_staged = back
                 what = "previous active codes re-applied and staged set restored"
             else:
@@ -560,93 +595,142 @@ class CmisModule:
                     "'eqtune module show' and re-apply known-good codes")
 
     # ------------------------------------------------------------------ diagnostics (pages 13h/14h)
-    def _read_counters(self, lanes: list[int]) -> dict[int, tuple[int, int]]:
-        out: dict[int, tuple[int, int]] = {}
-        for sel, first in ((M.DIAG_SEL_HOST_ERRCNT_1_4, 1), (M.DIAG_SEL_HOST_ERRCNT_5_8, 5)):
+    def _select_diag(self, selector: int) -> None:
+        """DiagnosticsSelector (14h:128), then wait for the module to latch it (FBOSS ``setDiagSel``:
+        written only when different, then ``kUsecDiagSelectLatchWaitPrbs`` 200 ms)."""
+        if self.regs.read(0x14, M.DIAG_SELECTOR.offset, 1)[0] == selector:
+            return
+        self.regs.write(0x14, M.DIAG_SELECTOR.offset, bytes([selector]))
+        self.transport.sleep(self.timing.diag_latch_s)
+
+    def _read_counters(self, lanes: list[int], reverse: bool = False) -> dict[int, tuple[int, int, float]]:
+        """(bits, errors) per lane from the host-side error counters, DiagnosticsSelector 02h (lanes
+        1-4) / 03h (lanes 5-8), bytes 192-255: per lane a U64 bit count then a U64 error count.
+        UNVERIFIED layout: no public host code reads these selectors (FBOSS reads 01h, the F16 BER)."""
+        out: dict[int, tuple[int, int, float]] = {}
+        order = ((M.DIAG_SEL_HOST_ERRCNT_1_4, 1), (M.DIAG_SEL_HOST_ERRCNT_5_8, 5))
+        for sel, first in reversed(order) if reverse else order:
             want = [ln for ln in lanes if first <= ln < first + 4]
             if not want:
                 continue
-            self.regs.write(0x14, M.DIAG_SELECTOR.offset, bytes([sel]))
+            self._select_diag(sel)
             data = self.regs.read(0x14, M.DIAG_DATA_OFFSET, 64)
+            t = self.transport.monotonic()
             for ln in want:
                 base = (ln - first) * M.DIAG_LANE_STRIDE
-                out[ln] = (int.from_bytes(data[base:base + 8], "big"), int.from_bytes(data[base + 8:base + 16], "big"))
+                out[ln] = (int.from_bytes(data[base:base + 8], "big"), int.from_bytes(data[base + 8:base + 16], "big"), t)
         return out
+
+    def _lost_lock(self, lanes: list[int]) -> list[int]:
+        """Lanes whose host checker loss-of-lock latch (14h:138, bit set = lost lock; FBOSS getPrbsStats)
+        is set; reading clears the latch (CMIS latched flags are clear-on-read)."""
+        latch = self.regs.read(0x14, M.HOST_CHK_LOL_LATCH.offset, 1)[0]
+        return [ln for ln in lanes if latch >> (ln - 1) & 1]
 
     def module_ber(self, lanes: list[int], dwell_s: float) -> dict[int, BerCount]:
         """Count PRBS31Q errors with the module's host-side checker (module Tx-input direction).
 
-        The host must send PRBS31Q on those lanes. Counters are read before and after ``dwell_s``
-        and differenced, so a checker already running is fine; the checker enable is restored after.
+        The host must send PRBS31Q on those lanes. Procedure: wait out the settle time after the last
+        apply (CmisTiming.ber_settle_s), pattern + checker enable (13h:164/160), counter reset
+        (13h:177 bit 5 set then cleared, FBOSS ``clearTransceiverPrbsStats``), DiagnosticsSelector
+        latch wait (200 ms, FBOSS), checker lock (14h:138 loss-of-lock latch read twice: the second
+        read must be clear), counters before and after ``dwell_s``. Each lane's ``dwell_s`` is the
+        time between its two counter reads (lanes 1-4 and 5-8 need a selector switch each). A counter that went backwards
+        (reset by someone else) or a lock lost during the dwell is a ModuleError, never clipped to 0.
+        The checker enable is restored after.
         """
         caps = self.capabilities()
         if not caps.diagnostics:
             raise ModuleError(f"{self.resource}: the module does not advertise diagnostics pages 13h/14h "
-                              "(page 01h byte 142 bit 7); measure with an external BERT instead")
+                              "(page 01h byte 142 bit 5); measure with an external BERT instead")
         if dwell_s <= 0:
             raise EqRangeError(f"dwell {dwell_s} s must be > 0")
         lanes = sorted(set(lanes))
         for ln in lanes:
             self._check_lane(ln)
+        wait = self._settle_until - self.transport.monotonic()
+        if wait > 0:
+            self.transport.sleep(wait)
         mask = sum(1 << (ln - 1) for ln in lanes)
         prev = self.regs.read(0x13, M.HOST_CHK_ENABLE.offset, 1)[0]
         try:
             self.regs.write_lanes(M.HOST_CHK_PATTERN, {ln: M.PRBS31Q for ln in lanes})
             if prev & mask != mask:
                 self.regs.write(0x13, M.HOST_CHK_ENABLE.offset, bytes([prev | mask]))
-            t0 = self.transport.monotonic()
+            ctrl = self.regs.read(0x13, M.BER_CTRL.offset, 1)[0]
+            reset = 1 << M.BER_CTRL_RESET_BIT
+            self.regs.write(0x13, M.BER_CTRL.offset, bytes([ctrl | reset]))
+            self.regs.write(0x13, M.BER_CTRL.offset, bytes([ctrl & ~reset & 0xFF]))
+            self._select_diag(M.DIAG_SEL_HOST_ERRCNT_1_4 if lanes[0] <= 4 else M.DIAG_SEL_HOST_ERRCNT_5_8)
+            self.transport.sleep(self.timing.diag_latch_s)
+            self._lost_lock(lanes)  # clears what latched while the checker acquired lock
+            unlocked = self._lost_lock(lanes)
+            if unlocked:
+                raise ModuleError(f"{self.resource}: the PRBS checker is not locked on lane(s) {unlocked}: is the host "
+                                  "sending PRBS31Q on those lanes and is the data path activated?")
             start = self._read_counters(lanes)
             self.transport.sleep(dwell_s)
-            end = self._read_counters(lanes)
-            dt = self.transport.monotonic() - t0
+            end = self._read_counters(lanes, reverse=True)  # the last selected group is read first
+            lost = self._lost_lock(lanes)
         finally:
             if prev & mask != mask:
                 try:
                     self.regs.write(0x13, M.HOST_CHK_ENABLE.offset, bytes([prev]))
                 except DeviceError:
                     pass
+        if lost:
+            raise ModuleError(f"{self.resource}: the PRBS checker lost lock during the dwell on lane(s) {lost}; the "
+                              "count is not valid (signal lost or BER too high to count): check the link")
         out = {}
         for ln in lanes:
             bits = end[ln][0] - start[ln][0]
             errors = end[ln][1] - start[ln][1]
-            if bits <= 0:
+            if bits < 0 or errors < 0:
+                raise ModuleError(f"{self.resource}: the PRBS checker counters of lane {ln} went backwards during "
+                                  "the dwell (reset by another host or the module); measurement discarded, retry")
+            if bits == 0:
                 raise ModuleError(f"{self.resource}: the PRBS checker counted no bits on lane {ln}: is the host "
                                   "sending PRBS31Q on that lane and is the data path activated?")
-            out[ln] = BerCount(bits=bits, errors=max(0, errors), dwell_s=dt)
+            out[ln] = BerCount(bits=bits, errors=errors, dwell_s=end[ln][2] - start[ln][2])
         return out
 
-
     # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
-    def vdm(self, lanes: list[int] | None = None) -> dict[int, dict[str, float]]:
-        """Versatile Diagnostics Monitoring per lane: e.g. ``prefec_ber_host_input`` and
-        ``esnr_host_input_db`` (only observables the module lists in its descriptors).
+    def vdm(self, lanes: list[int] | None = None, *, freeze: bool = True) -> dict[int, VdmLane]:
+        """Versatile Diagnostics Monitoring per lane: a :class:`~eqtune.drivers.cmis_vdm.VdmLane` with
+        pre-FEC BER current/min/max/avg, errored frames, FERC, eSNR and LTP (host and media inputs),
+        thresholds and flags; fields the module does not advertise are None (never 0).
 
-        The samples are frozen (page 2Fh byte 144 FreezeRequest, wait FreezeDone) while reading so
-        they belong to one instant, then released."""
+        ``freeze``: FreezeRequest, wait FreezeDone, hold, read, release, wait UnfreezeDone (see
+        :mod:`eqtune.drivers.cmis_vdm`), so all samples belong to one instant."""
         caps = self.capabilities()
         if not caps.vdm:
             raise ModuleError(f"{self.resource}: the module does not advertise VDM pages 20h-2Fh (page 01h "
                               "byte 142 bit 6); use module_ber (PRBS checker) or an external BERT")
         want = set(lanes) if lanes else set(range(1, caps.lanes + 1))
         groups = self.regs.read_scalar(M.VDM_GROUPS) + 1
-        status_bit = lambda bit: True if self.regs.read(0x2F, M.VDM_STATUS.offset, 1)[0] >> bit & 1 else None  # noqa: E731
-        self.regs.write(0x2F, M.VDM_CONTROL.offset, bytes([M.VDM_FREEZE_REQUEST]))
+
+        def status_bit(bit: int):
+            return True if self.regs.read(0x2F, M.VDM_STATUS.offset, 1)[0] >> bit & 1 else None
+
+        out: dict[int, dict] = {}
+        if freeze:
+            self.regs.write(0x2F, M.VDM_CONTROL.offset, bytes([M.VDM_FREEZE_REQUEST]))
         try:
-            self._poll("VDM FreezeDone", lambda: status_bit(M.VDM_FREEZE_DONE_BIT))
-            out: dict[int, dict[str, float]] = {}
+            if freeze:
+                self._poll("VDM FreezeDone", lambda: status_bit(M.VDM_FREEZE_DONE_BIT))
+                self.transport.sleep(self.timing.vdm_latch_s)
+            flags = self.regs.read(M.VDM_FLAG_PAGE, 128, 128)
             for g in range(groups):
-                desc = self.regs.read_stable(M.VDM_DESC_PAGE + g, 128, 128)
-                samples = self.regs.read_stable(M.VDM_SAMPLE_PAGE + g, 128, 128)
-                for i in range(64):
-                    lane, typ = (desc[2 * i] & 0xF) + 1, desc[2 * i + 1]
-                    if typ not in M.VDM_TYPES or lane not in want:
-                        continue
-                    name, fmt, scale = M.VDM_TYPES[typ]
-                    raw = int.from_bytes(samples[2 * i:2 * i + 2], "big")
-                    out.setdefault(lane, {})[name] = M.f16_decode(raw) if fmt == "F16" else raw * scale
+                parse_group(self.regs.read_stable(M.VDM_DESC_PAGE + g, 128, 128),
+                            self.regs.read_stable(M.VDM_SAMPLE_PAGE + g, 128, 128),
+                            self.regs.read_stable(M.VDM_THRESHOLD_PAGE + g, 128, 128),
+                            flags[32 * g:32 * g + 32], want, out)
         finally:
-            self.regs.write(0x2F, M.VDM_CONTROL.offset, b"\x00")
-        return out
+            if freeze:
+                self.regs.write(0x2F, M.VDM_CONTROL.offset, b"\x00")
+        if freeze:
+            self._poll("VDM UnfreezeDone", lambda: status_bit(M.VDM_UNFREEZE_DONE_BIT))
+        return to_lanes(out)
 
 
 def open_module(resource: str, **kwargs) -> CmisModule:

@@ -100,8 +100,13 @@ CMIS_REVISION = _f("CmisRevision", 0, 1, ref="CMIS 5.2 s8.2.1 byte 1 (major 7-4,
 MEMORY_MODEL_FLAT = _f("MemoryModel", 0, 2, bit_lo=7, width=1, ref="CMIS 5.2 s8.2.1 byte 2 bit 7; "
                        + _S + ": FLAT_MEM_FIELD @ (0,2) bit 7")
 STEPPED_CONFIG_ONLY = _f("SteppedConfigOnly", 0, 2, bit_lo=6, width=1,
-                         ref="CMIS 5.2 s8.2.1 byte 2 bit 6 (1: only step-by-step reconfiguration, "
-                         "no ApplyImmediate / hot reconfiguration)")
+                         ref="CMIS 5.2 s8.2.1 byte 2 bit 6; xenanetworks/cable-perf-test-suite "
+                         "xoa_cpom/cmisfuncs.py check_eq_reconfig_support: (byte2 >> 6) & 1")
+AUTO_COMMISSIONING = _f("AutoCommissioning", 0, 2, bit_lo=0, width=2,
+                        ref="CMIS 5.2 s8.2.1 byte 2 bits 1-0 (01b regular reconfiguration via ApplyDPInit, "
+                        "10b hot reconfiguration via ApplyImmediate, 00b neither, 11b reserved); "
+                        "xenanetworks/cable-perf-test-suite xoa_cpom/cmisfuncs.py check_eq_reconfig_support "
+                        "(byte2 & 0x03: 2 Hot, 1 Regular, else Neither) and apply_change_on_lane")
 MODULE_STATE = _f("ModuleState", 0, 3, bit_lo=1, width=3, ref="CMIS 5.2 s8.2.2 byte 3 bits 3-1 "
                   "(Table 8-6 encodings); " + _S + ": MODULE_STATE @ (0,3) bits 1-3")
 ACTIVE_FW_MAJOR = _f("ActiveFirmwareMajor", 0, 39, ref=_S + ": ACTIVE_FW_MAJOR_REV @ (0,39)")
@@ -116,10 +121,15 @@ VENDOR_SN = _f("VendorSN", 0, 166, "bytes", 16, ref=_S + ": VENDOR_SERIAL_NO_FIE
 DATE_CODE = _f("DateCode", 0, 182, "bytes", 8, ref=_S + ": VENDOR_DATE_FIELD @ (0,182) 8 B YYMMDDLL")
 
 # --- Page 01h: advertising (CMIS 5.2 s8.4) ----------------------------------------------------
-PAGES_SUPPORTED = _f("PagesSupported", 1, 142, ref="CMIS 5.2 s8.4 byte 142 (bit 7 diagnostics pages "
-                     "13h-14h, bit 6 VDM pages 20h-2Fh); " + _S + ": VDM_SUPPORTED @ (1,142) bit 6")
-DIAG_PAGES_SUPPORTED = _f("DiagPagesSupported", 1, 142, bit_lo=7, width=1, ref=PAGES_SUPPORTED.ref)
-VDM_SUPPORTED = _f("VdmSupported", 1, 142, bit_lo=6, width=1, ref=PAGES_SUPPORTED.ref)
+_PAGES_REF = ("CMIS 5.2 s8.4 byte 142: bit 6 VDM pages 20h-2Fh, bit 5 diagnostics pages 13h-14h; "
+              "sonic-net/sonic-platform-common sonic_platform_base/sonic_xcvr/mem_maps/public/cmis/pages/page01.py "
+              "(VDM_SUPPORTED bit 6, DIAG_PAGE_SUPPORT_ADVT_FIELD bit 5 @ 142); facebook/fboss "
+              "fboss/qsfp_service/module/cmis/CmisFieldInfo.h (VDM_SUPPORT_MASK 0x40, DIAGS_SUPPORT_MASK 0x20)")
+PAGES_SUPPORTED = _f("PagesSupported", 1, 142, ref=_PAGES_REF)
+DIAG_PAGES_SUPPORTED = _f("DiagPagesSupported", 1, 142, bit_lo=5, width=1, ref=_PAGES_REF)
+VDM_SUPPORTED = _f("VdmSupported", 1, 142, bit_lo=6, width=1, ref=_PAGES_REF)
+DP_DURATIONS = _f("MaxDurationDPInit_DPDeinit", 1, 144, ref="sonic page01.py: DP_PATH_INIT_DURATION bits 0-3, "
+                  "DP_PATH_DEINIT_DURATION bits 4-7 @ (1,144), codes in sonic codes/public/cmis.py DP_PATH_TIMINGS")
 TX_INPUT_EQ_MAX = _f("TxInputEqMax", 1, 153, bit_lo=0, width=4, ref=_S + ": TX_INPUT_EQ_MAX @ (1,153) bits 0-3")
 RX_OUTPUT_LEVEL_SUPPORT = _f("RxOutputLevelSupport", 1, 153, bit_lo=4, width=4,
                              ref=_S + ": RX_OUTPUT_LEVEL_0..3_SUPPORTED @ (1,153) bits 4-7 "
@@ -209,13 +219,23 @@ HOST_CHK_ENABLE = _f("HostSideCheckerEnable", 0x13, 160, "bit_per_lane",
                      ref="CMIS 5.2 s8.13 page 13h byte 160")
 HOST_CHK_PATTERN = _f("HostSideCheckerPatternSelect", 0x13, 164, "nibble_per_lane",
                       ref="CMIS 5.2 s8.13 page 13h bytes 164-167")
-DIAG_SELECTOR = _f("DiagnosticsSelector", 0x14, 128, ref="CMIS 5.2 s8.14 page 14h byte 128")
-# DiagnosticsSelector values used here (CMIS 5.2 s8.14, "Diagnostics Selector" table):
-DIAG_SEL_HOST_ERRCNT_1_4 = 2  # bytes 192-255: lanes 1-4, per lane U64 total bits then U64 errors
-DIAG_SEL_HOST_ERRCNT_5_8 = 3  # same for lanes 5-8
+_FB = "facebook/fboss fboss/qsfp_service/module/cmis/CmisModule.cpp"
+BER_CTRL = _f("BerCtrl", 0x13, 177, ref=_FB + " (BER_CTRL @ PAGE13 177; clearTransceiverPrbsStats writes bit 5 "
+              "to 1 then 0 to reset the checker counters)")
+BER_CTRL_RESET_BIT = 5
+HOST_CHK_LOL_LATCH = _f("HostCheckerLossOfLockLatch", 0x14, 138, "bit_per_lane",
+                        ref=_FB + " (HOST_LANE_CHECKER_LOL_LATCH @ PAGE14 138; getPrbsStats: locked = bit clear)")
+DIAG_SELECTOR = _f("DiagnosticsSelector", 0x14, 128, ref=_FB + " (DIAG_SEL @ PAGE14 128); CMIS 5.2 s8.14")
+# DiagnosticsSelector values (CMIS 5.2 s8.14 "Diagnostics Selector" table):
+DIAG_SEL_BER = 0x01  # fboss CmisModule.h DiagnosticFeatureEncoding::BER; 14h 192-207 host BER F16 per lane
+DIAG_SEL_HOST_ERRCNT_1_4 = 2  # UNVERIFIED (no public host code found): 192-255 lanes 1-4, U64 bits then U64 errors
+DIAG_SEL_HOST_ERRCNT_5_8 = 3  # UNVERIFIED: the same for lanes 5-8
 DIAG_DATA_OFFSET = 192
 DIAG_LANE_STRIDE = 16
-PRBS31Q = 0  # pattern code 0 = PRBS-31Q (CMIS 5.2 s8.13 "Pattern Select" table)
+HOST_BER_OFFSET = 192  # fboss: HOST_BER @ PAGE14 192, 16 bytes (2 per lane), decoded by QsfpModule::getBerFloatValue
+# fboss CmisModule.cpp kUsecDiagSelectLatchWaitPrbs = 200000: wait after a DiagnosticsSelector change
+DIAG_LATCH_WAIT_S = 0.2
+PRBS31Q = 0  # pattern code 0 = PRBS-31Q (fboss CmisModule.cpp prbs pattern map: PRBS31Q -> 0)
 
 # --- Pages 20h-2Fh: Versatile Diagnostics Monitoring (CMIS 5.2 s8.20) -------------------------
 # Descriptor pages 20h-23h (one per group of 64 observables): per observable two bytes, the even byte
@@ -232,17 +252,38 @@ VDM_STATUS = _f("VdmStatus", 0x2F, 145, ref=_S + ": VDM_STATUS @ (0x2f,145) bit 
 VDM_FREEZE_REQUEST = 0x80
 VDM_FREEZE_DONE_BIT = 7
 VDM_UNFREEZE_DONE_BIT = 6
-# Observable type IDs used here (CMIS 5.2 s8.20, "VDM observable types"; sonic cmis VDM_TYPE table):
-# name, format ("U16" scaled, "F16"), scale
+# Threshold pages 28h-2Bh (descriptor page + 8): 8 bytes per threshold set ID (high alarm, low alarm,
+# high warning, low warning, 2 bytes each, same format as the observable); flag page 2Ch: 32 bytes per
+# group, 4 bits per observable (bit 0 high alarm, 1 low alarm, 2 high warning, 3 low warning; odd
+# observable in the high nibble). sonic sonic_platform_base/sonic_xcvr/api/public/cmisVDM.py get_vdm_page
+# (vdm_thrshPage = page + 8, THRSH_SPACING 8, VDM_FLAG_PAGE 0x2c, vdm_flag_offset = 32*(page-0x20)+index//2).
+VDM_THRESHOLD_PAGE = 0x28
+VDM_FLAG_PAGE = 0x2C
+# Observable type IDs (CMIS 5.2 s8.20; sonic sonic_platform_base/sonic_xcvr/codes/public/cmis.py VDM_TYPE):
+# id -> (field name, format "U16"/"F16", scale)
 VDM_TYPES: dict[int, tuple[str, str, float]] = {
     5: ("esnr_media_input_db", "U16", 1.0 / 256),
     6: ("esnr_host_input_db", "U16", 1.0 / 256),
     7: ("ltp_media_input_db", "U16", 1.0 / 256),
     8: ("ltp_host_input_db", "U16", 1.0 / 256),
+    9: ("prefec_ber_min_media_input", "F16", 1.0),
+    10: ("prefec_ber_min_host_input", "F16", 1.0),
+    11: ("prefec_ber_max_media_input", "F16", 1.0),
+    12: ("prefec_ber_max_host_input", "F16", 1.0),
     13: ("prefec_ber_avg_media_input", "F16", 1.0),
     14: ("prefec_ber_avg_host_input", "F16", 1.0),
     15: ("prefec_ber_media_input", "F16", 1.0),
     16: ("prefec_ber_host_input", "F16", 1.0),
+    17: ("errored_frames_min_media_input", "F16", 1.0),
+    18: ("errored_frames_min_host_input", "F16", 1.0),
+    19: ("errored_frames_max_media_input", "F16", 1.0),
+    20: ("errored_frames_max_host_input", "F16", 1.0),
+    21: ("errored_frames_avg_media_input", "F16", 1.0),
+    22: ("errored_frames_avg_host_input", "F16", 1.0),
+    23: ("errored_frames_media_input", "F16", 1.0),
+    24: ("errored_frames_host_input", "F16", 1.0),
+    25: ("ferc_total_media_input", "F16", 1.0),
+    26: ("ferc_total_host_input", "F16", 1.0),
 }
 VDM_ESNR_HOST, VDM_PREFEC_BER_HOST = 6, 16
 

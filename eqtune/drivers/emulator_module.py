@@ -1,8 +1,17 @@
 """A CMIS 5.2 module emulator behind the same 256-byte two-wire interface as real hardware.
 
-Memory map (see :mod:`eqtune.drivers.cmis_map` for the citations): identity (lower page, page 00h
-with its byte-222 checksum), advertising (page 01h), Staged Control Set 0 (page 10h), status and
-Active Control Set (page 11h), PRBS checker controls and error counters (pages 13h/14h).
+Memory map: the emulator's OWN register table :mod:`eqtune.drivers.emulator_cmis_table`
+(``emulator_cmis_table.toml``, every field cited to sonic-platform-common, FBOSS qsfp_service or Xena's
+cable-perf-test-suite); it does not import the driver's map :mod:`eqtune.drivers.cmis_map`, so a wrong
+bit in either fails the driver tests. Identity (lower page, page 00h with its byte-222 checksum),
+advertising (page 01h), Staged Control Set 0 (page 10h), status and Active Control Set (page 11h), PRBS
+checker controls, counters and lock latch (pages 13h/14h), VDM (pages 20h-2Fh, :mod:`emulator_vdm`).
+
+Module images (``image=`` / resource option ``image=NAME``, table ``[images.*]``): advertised
+profiles differing in SteppedConfigOnly/AutoCommissioning, diagnostics and VDM pages, 4 or 8 lanes.
+Reconfiguration (Xena ``check_eq_reconfig_support``): ApplyImmediate acts only where hot
+reconfiguration is advertised and is silently ignored otherwise; ApplyDPInit from DPActivated only where
+regular reconfiguration is advertised with SteppedConfigOnly 0, else it needs the host's DPDeinit first.
 
 Behaviour modelled:
 
@@ -33,8 +42,42 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from eqtune.drivers import cmis_map as M
-from eqtune.drivers.cmis_map import ConfigStatus, DPState
+from eqtune.drivers.emulator_cmis_table import DEFAULT_IMAGE, Reg, load_table
+
+T = load_table()
+_DP = T.codes["dp"]
+_CS = T.codes["config"]
+
+
+class DPState:
+    """DPState codes from the emulator table ([codes].dp)."""
+
+    DEACTIVATED = _DP["deactivated"]
+    INIT = _DP["init"]
+    DEINIT = _DP["deinit"]
+    ACTIVATED = _DP["activated"]
+    INITIALIZED = _DP["initialized"]
+
+
+class ConfigStatus:
+    """ConfigStatus codes from the emulator table ([codes].config)."""
+
+    UNDEFINED = _CS["undefined"]
+    SUCCESS = _CS["success"]
+    REJECTED = _CS["rejected"]
+    REJECTED_INVALID_APPSEL = _CS["invalid_appsel"]
+    REJECTED_INVALID_SI = _CS["invalid_si"]
+    REJECTED_PARTIAL_DATA_PATH = _CS["partial_data_path"]
+    IN_PROGRESS = _CS["in_progress"]
+
+
+# knob -> (staged field, active field), from the table
+EQ_REGS: dict[str, tuple[Reg, Reg]] = {
+    "rx_pre": (T.RxPreCursor, T.ActiveRxPreCursor),
+    "rx_post": (T.RxPostCursor, T.ActiveRxPostCursor),
+    "rx_amp": (T.RxAmplitude, T.ActiveRxAmplitude),
+    "tx_eq": (T.FixedInputEqTx, T.ActiveFixedInputEqTx),
+}
 
 
 class EmuNack(OSError):
@@ -103,18 +146,26 @@ DEFAULT_IDENTITY = {
 
 
 class EmulatedModule:
-    """An 800G CMIS module emulator. ``read(offset, n)``/``write(offset, data)`` like an I2C target."""
+    """An 800G CMIS module emulator. ``read(offset, n)``/``write(offset, data)`` like an I2C target.
 
-    def __init__(self, link=None, *, channel: str = "c2m-10in", lanes: int = 8, settle_s: float = 0.05,
+    ``image`` names an advertised profile of the table (``[images.*]``); ``lanes``,
+    ``stepped_config_only``, ``auto_commissioning``, ``diagnostics`` and ``vdm`` override it."""
+
+    def __init__(self, link=None, *, channel: str = "c2m-10in", lanes: int | None = None, settle_s: float = 0.05,
                  clock=None, seed: int | None = None, noise: bool = True, rx_pre_max: int = 7,
                  rx_post_max: int = 7, rx_amp_codes: tuple[int, ...] = (0, 1, 2, 3), tx_eq_max: int = 10,
-                 tx_adaptive: bool = True, tx_adaptive_on: bool = True, stepped_config_only: bool = False,
-                 diagnostics: bool = True, vdm: bool = True,
-                 identity: dict[str, Any] | None = None, name: str = "emu") -> None:
+                 tx_adaptive: bool = True, tx_adaptive_on: bool = True, stepped_config_only: bool | None = None,
+                 diagnostics: bool | None = None, vdm: bool | None = None, auto_commissioning: int | None = None,
+                 image: str | None = None, identity: dict[str, Any] | None = None, name: str = "emu") -> None:
+        image = image or DEFAULT_IMAGE
+        if image not in T.images:
+            raise ValueError(f"unknown module image {image!r}; images: {', '.join(sorted(T.images))}")
+        img = T.images[image]
+        self.image = image
         if link is None:
             from eqtune.drivers.emulated_link import EmulatedLink
 
-            link = EmulatedLink(channel, lanes=lanes, seed=seed, noise=noise, tx_eq_max=tx_eq_max)
+            link = EmulatedLink(channel, lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
         self.link = link
         self.lanes = link.lanes
         self.name = name
@@ -125,11 +176,20 @@ class EmulatedModule:
             "tx_eq_max": tx_eq_max, "tx_adaptive": tx_adaptive,
         }
         self.tx_adaptive_on = bool(tx_adaptive and tx_adaptive_on)
-        self.stepped_config_only = stepped_config_only
-        self.diagnostics = diagnostics
-        self.vdm = vdm
-        self._vdm_frozen = False
-        self.identity = {**DEFAULT_IDENTITY, **(identity or {})}
+        self.stepped_config_only = bool(img["stepped_config_only"] if stepped_config_only is None else stepped_config_only)
+        if auto_commissioning is None and stepped_config_only is not None:
+            auto_commissioning = 1 if stepped_config_only else 0  # stepped=1 alone: regular reconfiguration
+        self.auto_commissioning = int(img["auto_commissioning"] if auto_commissioning is None else auto_commissioning)
+        self.diagnostics = bool(img["diagnostics"] if diagnostics is None else diagnostics)
+        self.vdm = bool(img["vdm"] if vdm is None else vdm)
+        self.vdm_types = list(img.get("vdm_types", [])) if self.vdm else []
+        if self.vdm and not self.vdm_types:
+            self.vdm_types = ["esnr_host", "ber_cur_host"]
+        self.dp_durations = int(img.get("dp_durations", 0x44))
+        self.identity = {**DEFAULT_IDENTITY, "identifier": int(img.get("identifier", 0x19)), **(identity or {})}
+        # host waits a driver may shorten for this emulator (transport.wait_scale): real-host waits on a
+        # virtual clock cost nothing; on the real clock they scale with the emulated settle time
+        self.host_wait_scale = 1.0 if isinstance(self.clock, VirtualClock) else min(1.0, self.settle_s / 0.5)
         self._lock = threading.RLock()
         self._lower = bytearray(128)
         self._pages: dict[tuple[int, int], bytearray] = {}
@@ -143,10 +203,22 @@ class EmulatedModule:
         self._fault_rng = np.random.default_rng(seed)
         self._dpdeinit_prev = 0
         self._chk: dict[int, dict[str, float]] = {}  # lane -> {"t": last accumulate, "bits", "errors"}
+        self._lol_latch = 0
         self.writes: list[WriteRecord] = []
         self.select_writes = 0
         self.applies = 0
+        self.ignored_triggers = 0
+        from eqtune.drivers.emulator_vdm import VdmModel
+
+        self._vdm = VdmModel(self)
         self._build()
+
+    @property
+    def reconfiguration(self) -> str:
+        """Xena ``check_eq_reconfig_support`` of this image: both, hot, regular or neither."""
+        if not self.stepped_config_only:
+            return "both"
+        return {2: "hot", 1: "regular"}.get(self.auto_commissioning, "neither")
 
     # ------------------------------------------------------------------ memory helpers
     def _pg(self, page: int, bank: int = 0) -> bytearray:
@@ -173,82 +245,98 @@ class EmulatedModule:
                 else:
                     self._pg(page, bank)[o - 128] = b
 
-    def _get_lane(self, fld: M.Field, lane: int) -> int:
-        off, shift, mask = fld.locate(lane)
-        return (self.peek_raw(fld.page, off) >> shift) & mask
-
-    def peek_raw(self, page: int, off: int) -> int:
+    def _byte(self, page: int, off: int) -> int:
         return self._lower[off] if off < 128 else self._pg(page)[off - 128]
 
-    def _set_lane(self, fld: M.Field, lane: int, value: int) -> None:
-        off, shift, mask = fld.locate(lane)
-        buf = self._pg(fld.page)
-        i = off - 128
-        buf[i] = (buf[i] & ~(mask << shift) & 0xFF) | ((value & mask) << shift)
+    def _set_byte(self, page: int, off: int, value: int) -> None:
+        if off < 128:
+            self._lower[off] = value & 0xFF
+        else:
+            self._pg(page)[off - 128] = value & 0xFF
 
-    def _set_str(self, fld: M.Field, text: str) -> None:
-        raw = text.encode("ascii")[: fld.size].ljust(fld.size, b" ")
-        self._pg(fld.page)[fld.offset - 128: fld.offset - 128 + fld.size] = raw
+    def peek_raw(self, page: int, off: int) -> int:
+        return self._byte(page, off)
+
+    def _get(self, reg: Reg) -> int:
+        return reg.get(self._byte(reg.page, reg.offset))
+
+    def _put(self, reg: Reg, value: int) -> None:
+        self._set_byte(reg.page, reg.offset, reg.put(self._byte(reg.page, reg.offset), value))
+
+    def _get_lane(self, reg: Reg, lane: int) -> int:
+        off, shift, mask = reg.locate(lane)
+        return (self._byte(reg.page, off) >> shift) & mask
+
+    def _set_lane(self, reg: Reg, lane: int, value: int) -> None:
+        off, shift, mask = reg.locate(lane)
+        b = self._byte(reg.page, off)
+        self._set_byte(reg.page, off, (b & ~(mask << shift) & 0xFF) | ((value & mask) << shift))
+
+    def _set_bytes(self, reg: Reg, data: bytes) -> None:
+        for i, b in enumerate(bytes(data)[: reg.size]):
+            self._set_byte(reg.page, reg.offset + i, b)
+
+    def _set_str(self, reg: Reg, text: str) -> None:
+        self._set_bytes(reg, text.encode("ascii")[: reg.size].ljust(reg.size, b" "))
 
     # ------------------------------------------------------------------ initial image
     def _build(self) -> None:
         ident = self.identity
-        lo = self._lower
-        lo[M.IDENTIFIER.offset] = ident["identifier"]
-        lo[M.CMIS_REVISION.offset] = ident["cmis_rev"]
-        lo[2] = (1 << 6) if self.stepped_config_only else 0  # paged memory; SteppedConfigOnly bit 6
-        lo[M.MODULE_STATE.offset] = (M.ModuleState.READY << 1) | 0x01
-        lo[M.ACTIVE_FW_MAJOR.offset], lo[M.ACTIVE_FW_MINOR.offset] = ident["firmware"]
-        # Application descriptor 1 (bytes 86-89): host interface ID (illustrative 800GAUI-8 C2M code),
-        # media interface ID, host/media lane counts, host lane assignment; byte 90 = 0xFF ends the list.
-        lo[86:91] = bytes([0x4F, 0x1C, (self.lanes << 4) | self.lanes, 0x01, 0xFF])
+        self._put(T.Identifier, ident["identifier"])
+        self._put(T.CmisRevision, ident["cmis_rev"])
+        self._put(T.FlatMemory, 0)  # paged memory
+        self._put(T.SteppedConfigOnly, int(self.stepped_config_only))
+        self._put(T.AutoCommissioning, self.auto_commissioning)
+        self._put(T.ModuleState, T.codes["module_ready"])
+        self._put(T.ActiveFwMajor, ident["firmware"][0])
+        self._put(T.ActiveFwMinor, ident["firmware"][1])
+        # Application descriptor 1: host interface ID (illustrative 800GAUI-8 C2M code), media ID,
+        # host/media lane counts, host lane assignment; the next descriptor's first byte 0xFF ends the list
+        self._set_bytes(T.AppDescriptor1, bytes([0x4F, 0x1C, (self.lanes << 4) | self.lanes, 0x01]))
+        self._set_byte(0, T.AppDescriptor1.offset + 4, 0xFF)
+        self._set_byte(0, 128, ident["identifier"])
+        self._set_str(T.VendorName, ident["vendor"])
+        self._set_bytes(T.VendorOUI, bytes(ident["oui"]))
+        self._set_str(T.VendorPN, ident["pn"])
+        self._set_str(T.VendorRev, ident["rev"])
+        self._set_str(T.VendorSN, ident["sn"])
+        self._set_str(T.DateCode, ident["date_code"])
         p0 = self._pg(0)
-        p0[0] = ident["identifier"]
-        self._set_str(M.VENDOR_NAME, ident["vendor"])
-        p0[M.VENDOR_OUI.offset - 128: M.VENDOR_OUI.offset - 125] = bytes(ident["oui"])
-        self._set_str(M.VENDOR_PN, ident["pn"])
-        self._set_str(M.VENDOR_REV, ident["rev"])
-        self._set_str(M.VENDOR_SN, ident["sn"])
-        self._set_str(M.DATE_CODE, ident["date_code"])
-        p0[222 - 128] = sum(p0[0:222 - 128]) & 0xFF  # page 00h checksum, bytes 128-221
-        p1 = self._pg(1)
-        p1[0], p1[1] = ident["firmware"]
+        self._put(T.PageChecksum00, sum(p0[0:T.PageChecksum00.offset - 128]) & 0xFF)
+        self._put(T.InactiveFwMajor, ident["firmware"][0])
+        self._put(T.InactiveFwMinor, ident["firmware"][1])
         caps = self.caps
-        p1[142 - 128] = (0x80 if self.diagnostics else 0x00) | (0x40 if self.vdm else 0x00)
-        p1[144 - 128] = 0x44  # MaxDurationDPDeinit/DPInit codes 4: < 100 ms
-        amp_mask = sum(1 << c for c in caps["rx_amp_codes"])
-        p1[153 - 128] = (caps["tx_eq_max"] & 0xF) | ((amp_mask & 0xF) << 4)
-        p1[154 - 128] = (caps["rx_pre_max"] & 0xF) | ((caps["rx_post_max"] & 0xF) << 4)
-        p1[161 - 128] = (1 << M.TX_FIXED_EQ_SUPPORTED_BIT) | ((1 << M.TX_ADAPTIVE_EQ_SUPPORTED_BIT) if caps["tx_adaptive"] else 0)
-        p1[162 - 128] = (1 << M.RX_AMP_SUPPORTED_BIT) | (1 << M.RX_PRE_SUPPORTED_BIT) | (1 << M.RX_POST_SUPPORTED_BIT)
+        self._put(T.DiagPagesSupported, int(self.diagnostics))
+        self._put(T.VdmPagesSupported, int(self.vdm))
+        self._set_byte(1, T.MaxDurationDPInit.offset, self.dp_durations)
+        self._put(T.TxInputEqMax, caps["tx_eq_max"] & 0xF)
+        self._put(T.RxOutputLevelSupport, sum(1 << c for c in caps["rx_amp_codes"]) & 0xF)
+        self._put(T.RxPreCursorMax, caps["rx_pre_max"] & 0xF)
+        self._put(T.RxPostCursorMax, caps["rx_post_max"] & 0xF)
+        self._put(T.TxFixedEqSupported, 1)
+        self._put(T.TxAdaptiveSupported, int(caps["tx_adaptive"]))
+        self._put(T.RxSiSupported, 0b111)
         # one data path over all lanes: AppSel 1, DataPathID 0 (first lane), ExplicitControl 0
         for lane in range(1, 9):
             in_use = lane <= self.lanes
             dpc = (1 << 4) if in_use else 0
-            self._pg(0x10)[M.DP_CONFIG_SCS0.offset - 128 + lane - 1] = dpc
-            self._pg(0x11)[M.ACTIVE_DP_CONFIG.offset - 128 + lane - 1] = dpc
-            self._set_lane(M.DP_STATE, lane, DPState.ACTIVATED if in_use else DPState.DEACTIVATED)
-            self._set_lane(M.CONFIG_STATUS, lane, ConfigStatus.UNDEFINED)
+            self._set_lane(T.DPConfig, lane, dpc)
+            self._set_lane(T.ActiveDPConfig, lane, dpc)
+            self._set_lane(T.DPState, lane, DPState.ACTIVATED if in_use else DPState.DEACTIVATED)
+            self._set_lane(T.ConfigStatus, lane, ConfigStatus.UNDEFINED)
             if in_use:
                 codes = self.link.active_codes(lane)
-                for knob, (staged, active) in M.EQ_FIELDS.items():
+                for knob, (staged, active) in EQ_REGS.items():
                     self._set_lane(staged, lane, codes[knob])
                     self._set_lane(active, lane, codes[knob])
         self._defaults = {lane: self.link.active_codes(lane) for lane in range(1, self.lanes + 1)}
         if self.vdm:
-            # one VDM group: per lane eSNR host input and pre-FEC BER current value host input
-            desc = self._pg(M.VDM_DESC_PAGE)
-            for lane in range(1, self.lanes + 1):
-                for k, typ in enumerate((M.VDM_ESNR_HOST, M.VDM_PREFEC_BER_HOST)):
-                    i = 2 * (2 * (lane - 1) + k)
-                    desc[i], desc[i + 1] = lane - 1, typ
-            self._pg(0x2F)[0] = 0  # groups supported - 1
-            self._pg(0x2F)[145 - 128] = 1 << M.VDM_UNFREEZE_DONE_BIT
+            self._vdm.build()
         # adaptive Tx input EQ on by default (as shipped modules do), in staged and active sets;
         # tx_adaptive_on=False (resource option adaptive=0) powers up with the fixed tx_eq code instead
         mask = (1 << self.lanes) - 1 if self.tx_adaptive_on else 0
-        self._pg(0x10)[M.TX_ADAPTIVE_EN_SCS0.offset - 128] = mask
-        self._pg(0x11)[M.TX_ADAPTIVE_EN_ACTIVE.offset - 128] = mask
+        self._set_byte(0x10, T.AdaptiveEqEnable.offset, mask)
+        self._set_byte(0x11, T.ActiveAdaptiveEnable.offset, mask)
         if hasattr(self.link, "set_tx_adaptive"):
             for lane in range(1, self.lanes + 1):
                 self.link.set_tx_adaptive(lane, self.tx_adaptive_on)
@@ -298,15 +386,24 @@ class EmulatedModule:
             fault = self._transaction("read")
             self._tick()
             out = bytearray()
+            page = self._page
             for o in range(offset, offset + n):
                 if o < 128:
                     out.append(self._lower[o])
-                else:
-                    if self._page == 0x14 and o == max(offset, M.DIAG_DATA_OFFSET):
-                        self._refresh_diag()  # once per read transaction
-                    elif self._page == M.VDM_SAMPLE_PAGE and self.vdm and not self._vdm_frozen and o == offset:
-                        self._vdm_samples()
-                    out.append(self._pg(self._page, self._bank)[o - 128])
+                    continue
+                if page == 0x14 and self.diagnostics and o == max(offset, T.DiagData.offset):
+                    self._refresh_diag()  # once per read transaction
+                elif self.vdm and o == offset and T.vdm["sample_page"] <= page < T.vdm["sample_page"] + 4:
+                    self._vdm.refresh()
+                if page == 0x14 and self.diagnostics and o == T.HostCheckerLolLatch.offset:
+                    self._accumulate()
+                    out.append(self._lol_latch | self._unlocked_mask())
+                    self._lol_latch = 0  # latched flags clear on read
+                    continue
+                if self.vdm and page == T.vdm["flag_page"]:
+                    out.append(self._vdm.read_flag(o))
+                    continue
+                out.append(self._pg(page, self._bank)[o - 128])
             if fault is not None and out:
                 i = int(self._fault_rng.integers(len(out)))
                 out[i] ^= 1 << int(self._fault_rng.integers(8))
@@ -335,28 +432,26 @@ class EmulatedModule:
             return  # other lower-page bytes are read-only here
         page = self._page
         if page == 0x10 and self._bank == 0:
-            if o == M.APPLY_DPINIT_SCS0.offset:
+            if o == T.ApplyDPInit.offset:
                 self._apply(b, immediate=False)
-            elif o == M.APPLY_IMMEDIATE_SCS0.offset:
+            elif o == T.ApplyImmediate.offset:
                 self._apply(b, immediate=True)
-            elif o == M.DP_DEINIT.offset:
-                self._pg(0x10)[0] = b
+            elif o == T.DPDeinit.offset:
+                self._pg(0x10)[o - 128] = b
                 self._dpdeinit(b)
             else:
                 self._pg(0x10)[o - 128] = b
-        elif page == 0x13 and self._bank == 0 and o >= 144:
-            if o == M.HOST_CHK_ENABLE.offset:
+        elif page == 0x13 and self._bank == 0 and o >= 144 and self.diagnostics:
+            if o == T.HostCheckerEnable.offset:
                 self._checker_enable(b)
+            if o == T.BerCtrl.offset and b >> T.diag["ber_ctrl_reset_bit"] & 1:
+                self._reset_counters()
             self._pg(0x13)[o - 128] = b
-        elif page == 0x2F and self.vdm and o == M.VDM_CONTROL.offset:
+        elif page == 0x2F and self.vdm and o == T.VdmControl.offset:
             self._pg(0x2F)[o - 128] = b
-            freeze = bool(b & M.VDM_FREEZE_REQUEST)
-            if freeze and not self._vdm_frozen:
-                self._vdm_samples()
-            self._vdm_frozen = freeze
-            self._pg(0x2F)[145 - 128] = 1 << (M.VDM_FREEZE_DONE_BIT if freeze else M.VDM_UNFREEZE_DONE_BIT)
-        elif page == 0x14 and self._bank == 0 and o == M.DIAG_SELECTOR.offset:
-            self._pg(0x14)[0] = b
+            self._vdm.control(b)
+        elif page == 0x14 and self._bank == 0 and self.diagnostics and o == T.DiagSelector.offset:
+            self._pg(0x14)[o - 128] = b
             self._refresh_diag()
         # anything else is read-only: ignored, as modules do
 
@@ -382,14 +477,14 @@ class EmulatedModule:
                 action()
 
     def dp_state(self, lane: int) -> DPState:
-        return DPState(self._get_lane(M.DP_STATE, lane))
+        return self._get_lane(T.DPState, lane)
 
     def set_dp_state(self, lane: int, state: int, until_s: float | None = None) -> None:
         """Force a lane's DPState (tests: e.g. DPInit), back to DPActivated after ``until_s``."""
         with self._lock:
-            self._set_lane(M.DP_STATE, lane, state)
+            self._set_lane(T.DPState, lane, state)
             if until_s is not None:
-                self._at(until_s, lambda: self._set_lane(M.DP_STATE, lane, DPState.ACTIVATED))
+                self._at(until_s, lambda: self._set_lane(T.DPState, lane, DPState.ACTIVATED))
 
     # ------------------------------------------------------------------ configuration procedures
     def _lanes(self, mask: int) -> list[int]:
@@ -397,50 +492,51 @@ class EmulatedModule:
 
     def _validate(self, lanes: list[int], mask: int) -> int:
         """ConfigStatus for staged set 0 on ``lanes`` (SUCCESS or a rejection code)."""
-        p10 = self._pg(0x10)
         for lane in lanes:
-            dpc = p10[M.DP_CONFIG_SCS0.offset - 128 + lane - 1]
+            dpc = self._get_lane(T.DPConfig, lane)
             appsel, dpid = dpc >> 4, (dpc >> 1) & 0x7
             if appsel != 1:
                 return ConfigStatus.REJECTED_INVALID_APPSEL
             # all lanes of the data path (same AppSel/DataPathID) must be applied together
             for other in range(1, self.lanes + 1):
-                odpc = p10[M.DP_CONFIG_SCS0.offset - 128 + other - 1]
+                odpc = self._get_lane(T.DPConfig, other)
                 if odpc >> 4 == appsel and (odpc >> 1) & 0x7 == dpid and not mask >> (other - 1) & 1:
                     return ConfigStatus.REJECTED_PARTIAL_DATA_PATH
             if dpc & 1:  # ExplicitControl: check SI codes against the advertisement
                 c = self.caps
-                if (self._get_lane(M.RX_PRE_SCS0, lane) > c["rx_pre_max"]
-                        or self._get_lane(M.RX_POST_SCS0, lane) > c["rx_post_max"]
-                        or self._get_lane(M.RX_AMP_SCS0, lane) not in c["rx_amp_codes"]
-                        or self._get_lane(M.TX_FIXED_EQ_SCS0, lane) > c["tx_eq_max"]):
+                if (self._get_lane(T.RxPreCursor, lane) > c["rx_pre_max"]
+                        or self._get_lane(T.RxPostCursor, lane) > c["rx_post_max"]
+                        or self._get_lane(T.RxAmplitude, lane) not in c["rx_amp_codes"]
+                        or self._get_lane(T.FixedInputEqTx, lane) > c["tx_eq_max"]):
                     return ConfigStatus.REJECTED_INVALID_SI
         return ConfigStatus.SUCCESS
 
     def _apply(self, mask: int, immediate: bool) -> None:
         lanes = [lane for lane in self._lanes(mask)
-                 if self._get_lane(M.CONFIG_STATUS, lane) != ConfigStatus.IN_PROGRESS]
+                 if self._get_lane(T.ConfigStatus, lane) != ConfigStatus.IN_PROGRESS]
         if not lanes:
             return  # CMIS: a trigger while a procedure runs on the lane is ignored
+        deactivated = all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes)
+        support = self.reconfiguration
+        if support not in (("both", "hot") if immediate else ("both", "regular")):
+            # a trigger the module does not support is ignored silently: ConfigStatus keeps its old value
+            self.ignored_triggers += 1
+            return
         self.applies += 1
         for lane in lanes:
-            self._set_lane(M.CONFIG_STATUS, lane, ConfigStatus.IN_PROGRESS)
+            self._set_lane(T.ConfigStatus, lane, ConfigStatus.IN_PROGRESS)
         status = self._validate(lanes, mask)
         rej = self._take(("reject",), None)
         if rej is not None:
-            status = ConfigStatus(rej.params.get("code", ConfigStatus.REJECTED))
+            status = int(rej.params.get("code", ConfigStatus.REJECTED))
         slow = self._take(("slow_apply",), None)
         delay = self.settle_s + (float(slow.params.get("delay_s", 2.0)) if slow else 0.0)
-        if status == ConfigStatus.SUCCESS:
-            if immediate and self.stepped_config_only:
-                status = ConfigStatus.REJECTED
-            if not immediate and self.stepped_config_only and any(
-                    self.dp_state(lane) != DPState.DEACTIVATED for lane in lanes):
-                status = ConfigStatus.REJECTED_LANES_IN_USE
+        if status == ConfigStatus.SUCCESS and not immediate and self.stepped_config_only and not deactivated:
+            status = _CS["lanes_in_use"]  # step-by-step only: the host must DPDeinit first
 
         def finish_status(code=status) -> None:
             for lane in lanes:
-                self._set_lane(M.CONFIG_STATUS, lane, code)
+                self._set_lane(T.ConfigStatus, lane, code)
 
         if status != ConfigStatus.SUCCESS:
             self._at(delay / 2, finish_status)
@@ -457,77 +553,87 @@ class EmulatedModule:
         else:
             # regular reconfiguration from DPActivated: DPDeinit -> DPInit -> DPActivated
             for lane in lanes:
-                self._set_lane(M.DP_STATE, lane, DPState.DEINIT)
+                self._set_lane(T.DPState, lane, DPState.DEINIT)
 
             def mid() -> None:
                 self._copy_to_active(lanes, push=False)
                 finish_status()
                 for lane in lanes:
-                    self._set_lane(M.DP_STATE, lane, DPState.INIT)
+                    self._set_lane(T.DPState, lane, DPState.INIT)
 
             def end() -> None:
                 for lane in lanes:
-                    self._set_lane(M.DP_STATE, lane, DPState.ACTIVATED)
+                    self._set_lane(T.DPState, lane, DPState.ACTIVATED)
                 self._push(lanes)
 
             self._at(delay / 2, mid)
             self._at(delay, end)
 
     def _copy_to_active(self, lanes: list[int], push: bool) -> None:
-        p10, p11 = self._pg(0x10), self._pg(0x11)
         for lane in lanes:
-            dpc = p10[M.DP_CONFIG_SCS0.offset - 128 + lane - 1]
-            p11[M.ACTIVE_DP_CONFIG.offset - 128 + lane - 1] = dpc
-            bit = 1 << (lane - 1)
+            dpc = self._get_lane(T.DPConfig, lane)
+            self._set_lane(T.ActiveDPConfig, lane, dpc)
             if dpc & 1:
-                for _knob, (staged, active) in M.EQ_FIELDS.items():
+                for _knob, (staged, active) in EQ_REGS.items():
                     self._set_lane(active, lane, self._get_lane(staged, lane))
-                en = p10[M.TX_ADAPTIVE_EN_SCS0.offset - 128] & bit
+                en = self._get_lane(T.AdaptiveEqEnable, lane)
             else:
-                for knob, (_, active) in M.EQ_FIELDS.items():
+                for knob, (_, active) in EQ_REGS.items():
                     self._set_lane(active, lane, self._defaults[lane][knob])
-                en = bit if self.tx_adaptive_on else 0  # the application default of this module
-            a = M.TX_ADAPTIVE_EN_ACTIVE.offset - 128
-            p11[a] = (p11[a] & ~bit & 0xFF) | en
+                en = int(self.tx_adaptive_on)  # the application default of this module
+            self._set_lane(T.ActiveAdaptiveEnable, lane, en)
         if push:
             self._push(lanes)
 
     def _push(self, lanes: list[int]) -> None:
         """The physical layer now uses the active codes: tell the link (errors so far are booked)."""
         self._accumulate()
-        adaptive = self._pg(0x11)[M.TX_ADAPTIVE_EN_ACTIVE.offset - 128]
         for lane in lanes:
-            self.link.set_codes(lane, {k: self._get_lane(active, lane) for k, (_, active) in M.EQ_FIELDS.items()})
+            self.link.set_codes(lane, {k: self._get_lane(active, lane) for k, (_, active) in EQ_REGS.items()})
             if hasattr(self.link, "set_tx_adaptive"):
-                self.link.set_tx_adaptive(lane, bool(adaptive >> (lane - 1) & 1))
+                self.link.set_tx_adaptive(lane, bool(self._get_lane(T.ActiveAdaptiveEnable, lane)))
 
     def _dpdeinit(self, value: int) -> None:
         prev, self._dpdeinit_prev = self._dpdeinit_prev, value
         for lane in range(1, self.lanes + 1):
             bit = 1 << (lane - 1)
             if value & bit and not prev & bit:
-                self._set_lane(M.DP_STATE, lane, DPState.DEINIT)
-                self._at(self.settle_s / 2, lambda ln=lane: self._set_lane(M.DP_STATE, ln, DPState.DEACTIVATED))
+                self._set_lane(T.DPState, lane, DPState.DEINIT)
+                self._at(self.settle_s / 2, lambda ln=lane: self._set_lane(T.DPState, ln, DPState.DEACTIVATED))
             elif prev & bit and not value & bit:
-                self._set_lane(M.DP_STATE, lane, DPState.INIT)
+                self._set_lane(T.DPState, lane, DPState.INIT)
 
                 def up(ln=lane) -> None:
-                    self._set_lane(M.DP_STATE, ln, DPState.ACTIVATED)
+                    self._set_lane(T.DPState, ln, DPState.ACTIVATED)
                     self._push([ln])
 
                 self._at(self.settle_s, up)
 
     # ------------------------------------------------------------------ PRBS checker (pages 13h/14h)
     def _checker_enable(self, value: int) -> None:
-        prev = self._pg(0x13)[M.HOST_CHK_ENABLE.offset - 128]
+        prev = self._byte(0x13, T.HostCheckerEnable.offset)
         now = self.clock()
         for lane in range(1, self.lanes + 1):
             bit = 1 << (lane - 1)
             if value & bit and not prev & bit:
                 self._chk[lane] = {"t": now, "bits": 0, "errors": 0}  # enabling resets the counters
+                self._lol_latch |= bit  # the checker starts unlocked: loss of lock latched until read
             elif prev & bit and not value & bit:
                 self._accumulate()
                 self._chk.get(lane, {})["t"] = None
+
+    def _reset_counters(self) -> None:
+        """BER_CTRL bit 5 (fboss clearTransceiverPrbsStats): counters of running checkers to 0."""
+        self._accumulate()
+        for c in self._chk.values():
+            c["bits"] = 0
+            c["errors"] = 0
+
+    def _unlocked_mask(self) -> int:
+        """Lanes whose enabled checker has no signal to lock to (data path not activated)."""
+        en = self._byte(0x13, T.HostCheckerEnable.offset)
+        return sum(1 << (ln - 1) for ln in range(1, self.lanes + 1)
+                   if en >> (ln - 1) & 1 and self.dp_state(ln) != DPState.ACTIVATED)
 
     def _accumulate(self) -> None:
         now = self.clock()
@@ -539,50 +645,43 @@ class EmulatedModule:
                 cnt = self.link.count_errors(lane, dt, path="module_rx")
                 c["bits"] += cnt.bits
                 c["errors"] += cnt.errors
+            elif dt > 0:
+                self._lol_latch |= 1 << (lane - 1)
             c["t"] = now
 
     def _refresh_diag(self) -> None:
+        """Page 14h bytes 192-255 for the DiagnosticsSelector: 01h host BER F16 per lane (fboss
+        HOST_BER), 02h/03h host bit and error counters of lanes 1-4 / 5-8 (table [diag], unverified)."""
         self._accumulate()
-        p14 = self._pg(0x14)
-        sel = p14[0]
-        first = {M.DIAG_SEL_HOST_ERRCNT_1_4: 1, M.DIAG_SEL_HOST_ERRCNT_5_8: 5}.get(sel)
-        data = bytearray(64)
+        sel = self._byte(0x14, T.DiagSelector.offset)
+        data = bytearray(T.DiagData.size)
+        if sel == T.diag["ber"]:
+            for lane in range(1, self.lanes + 1):
+                c = self._chk.get(lane, {"bits": 0, "errors": 0})
+                ber = c["errors"] / c["bits"] if c["bits"] else 0.0
+                data[2 * (lane - 1):2 * lane] = f16_encode(ber).to_bytes(2, "big")
+        first = {T.diag["errcnt_1_4"]: 1, T.diag["errcnt_5_8"]: 5}.get(sel)
         if first is not None:
             for i in range(4):
                 c = self._chk.get(first + i, {"bits": 0, "errors": 0})
-                base = i * M.DIAG_LANE_STRIDE
-                data[base:base + 8] = int(c["bits"]).to_bytes(8, "big")
-                data[base + 8:base + 16] = int(c["errors"]).to_bytes(8, "big")
-        p14[M.DIAG_DATA_OFFSET - 128:] = data
+                data[16 * i:16 * i + 8] = int(c["bits"]).to_bytes(8, "big")
+                data[16 * i + 8:16 * i + 16] = int(c["errors"]).to_bytes(8, "big")
+        self._set_bytes(T.DiagData, bytes(data))
 
 
-    # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
-    def _vdm_samples(self) -> None:
-        """Fill page 24h from the link: pre-FEC BER (Poisson over a 0.1 s window) and eSNR.
+def f16_encode(value: float) -> int:
+    """F16 as FBOSS ``QsfpModule::getBerFloatValue`` decodes it (value = mantissa * 10**(exponent - 24),
+    exponent bits 15-11, mantissa bits 10-0): the largest mantissa <= 2047 that fits."""
+    import math
 
-        eSNR from the symbol error probability P of the module-input eye with the M-PAM relation
-        P = 2 (1 - 1/M) Q(sqrt(3 SNR / (M^2 - 1))) (Proakis, Digital Communications, 5th ed., 4.3),
-        M = 4: SNR = 5 Qinv(P / 1.5)^2 (an emulator convention: real modules estimate eSNR from their
-        slicer histograms)."""
-        from statistics import NormalDist
-
-        desc, out = self._pg(M.VDM_DESC_PAGE), self._pg(M.VDM_SAMPLE_PAGE)
-        for i in range(64):
-            lane, typ = (desc[2 * i] & 0xF) + 1, desc[2 * i + 1]
-            if typ == 0 or lane > self.lanes:
-                continue
-            if typ == M.VDM_PREFEC_BER_HOST:
-                raw = M.f16_encode(self.link.count_errors(lane, 0.1, path="module_rx").ber)
-            elif typ == M.VDM_ESNR_HOST:
-                p = min(max(self.link.ber(lane, "module_rx"), 1e-300), 0.74)
-                q = -NormalDist().inv_cdf(p / 1.5) if p / 1.5 < 0.5 else 0.0
-                import math
-
-                snr_db = 10 * math.log10(max(5.0 * q * q, 1e-3))
-                raw = int(round(min(max(snr_db, 0.0), 255.0) * 256))
-            else:
-                continue
-            out[2 * i:2 * i + 2] = raw.to_bytes(2, "big")
+    if value <= 0:
+        return 0
+    e = max(0, min(31, math.floor(math.log10(value / 2047.0)) + 1 + 24))
+    m = int(round(value / 10.0 ** (e - 24)))
+    while m > 2047 and e < 31:
+        e += 1
+        m = int(round(value / 10.0 ** (e - 24)))
+    return (e << 11) | min(m, 2047)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -599,11 +698,13 @@ def _opt_bool(v: str) -> bool:
 def emulator_for(spec) -> EmulatedModule:
     """The process-wide emulated module for an ``emu:`` resource spec (created on first use).
 
-    Options: ``seed``, ``settle_ms`` (default 50), ``fast=1`` (virtual clock), ``lanes`` (8),
-    ``stepped=1`` (SteppedConfigOnly), ``noise=0`` (exact error counts), ``adaptive=0|1`` (Tx input
-    adaptive EQ at power-up; default 1 as shipped, 0 = fixed Tx input EQ on all lanes),
-    ``adaptive_cap=0`` (a module that does not advertise Tx input adaptive EQ at all), ``name``
-    (distinguishes otherwise equal strings)."""
+    Options: ``seed``, ``settle_ms`` (default 50), ``fast=1`` (virtual clock), ``image`` (an advertised
+    module profile of ``emulator_cmis_table.toml``: osfp8-both (default), qsfpdd8-hot, qsfp4-regular,
+    osfp8-nodiag), ``lanes`` (default from the image), ``stepped=1`` (SteppedConfigOnly; with no
+    ``autocomm`` it advertises AutoCommissioning 01b, regular reconfiguration), ``autocomm=0..3``,
+    ``noise=0`` (exact error counts), ``adaptive=0|1`` (Tx input adaptive EQ at power-up; default 1 as
+    shipped, 0 = fixed Tx input EQ on all lanes), ``adaptive_cap=0`` (a module that does not advertise
+    Tx input adaptive EQ at all), ``name`` (distinguishes otherwise equal strings)."""
     from eqtune.errors import InputError
 
     key = spec.target + "?" + "&".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
@@ -612,11 +713,15 @@ def emulator_for(spec) -> EmulatedModule:
         if mod is None:
             o = spec.options
             try:
+                stepped = _opt_bool(o["stepped"]) if "stepped" in o else None
+                autocomm = int(o["autocomm"]) if "autocomm" in o else (1 if stepped else None)
                 kwargs = {
                     "seed": int(o["seed"]) if "seed" in o else None,
                     "settle_s": float(o.get("settle_ms", 50)) / 1000.0,
-                    "lanes": int(o.get("lanes", 8)),
-                    "stepped_config_only": _opt_bool(o.get("stepped", "0")),
+                    "lanes": int(o["lanes"]) if "lanes" in o else None,
+                    "image": o.get("image"),
+                    "stepped_config_only": stepped,
+                    "auto_commissioning": autocomm,
                     "tx_adaptive_on": _opt_bool(o.get("adaptive", "1")),
                     "tx_adaptive": _opt_bool(o.get("adaptive_cap", "1")),
                     "noise": _opt_bool(o.get("noise", "1")),

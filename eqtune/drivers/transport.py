@@ -384,6 +384,11 @@ class EmulatorTransport(Transport):
     def monotonic(self) -> float:
         return self.module.clock()
 
+    @property
+    def wait_scale(self) -> float:
+        """Factor for the host waits of :class:`eqtune.drivers.cmis_policy.CmisTiming` (the emulator's)."""
+        return float(getattr(self.module, "host_wait_scale", 1.0))
+
 
 # --------------------------------------------------------------------------------------------------
 # Resource strings
@@ -452,7 +457,8 @@ def parse_resource(resource: str) -> ResourceSpec:
             if not eq or not k:
                 raise InputError(f"{resource!r}: option {item!r} must look like key=value")
             opts[k] = v
-        allowed = {"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "adaptive_cap", "name"}
+        allowed = {"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "adaptive_cap", "name", "image",
+                   "autocomm"}
         unknown = set(opts) - allowed
         if unknown:
             raise InputError(f"{resource!r}: unknown emulator option(s) {', '.join(sorted(unknown))}; "

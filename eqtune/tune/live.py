@@ -146,8 +146,12 @@ def tx_adaptive_lanes(module: Any, lanes: Sequence[int]) -> list[int]:
         return []
     try:
         on = fn()
-    except Exception:
-        return []
+    except Exception as exc:
+        # never journal a failed read as "adaptive off": a restore would then leave it off (issue 17)
+        from eqtune.errors import ModuleError
+
+        raise ModuleError(f"could not read the Tx input adaptive EQ state (page 11h byte 214): {exc}; "
+                          "nothing was written -- check the module connection and retry") from exc
     return [ln for ln in lanes if on.get(ln)]
 
 

@@ -260,9 +260,12 @@ def test_module_ber_counts_and_follows_codes():
     counts = mod.module_ber([1, 6], dwell_s=1.0)
     assert set(counts) == {1, 6}
     rate = emu.link.bit_rate_bps
+    # each lane's interval runs between its own counter reads: the dwell plus the 200 ms
+    # DiagnosticsSelector latch waits (FBOSS) of the selector switches in between
+    assert counts[6].dwell_s == pytest.approx(1.0, rel=0.01)  # lanes 5-8 selected last, read first
+    assert counts[1].dwell_s == pytest.approx(1.4, rel=0.01)  # + two switches of 0.2 s
     for c in counts.values():
-        assert c.bits == pytest.approx(rate, rel=0.01)
-        assert c.dwell_s == pytest.approx(1.0, rel=0.01)
+        assert c.bits == pytest.approx(rate * c.dwell_s, rel=0.01)
     mod.apply_eq({1: {"tx_eq": 0}})  # fixed code far from the optimum (adaptive EQ now off)
     bad = mod.module_ber([1], 0.5)[1].ber
     mod.apply_eq({1: {"tx_eq": 9}})
@@ -326,7 +329,12 @@ def test_vdm_follows_codes_and_is_frozen_while_read():
     emu, mod = make_module(noise=False)
     assert mod.capabilities().vdm
     before = mod.vdm([2])
-    assert set(before) == {2} and set(before[2]) == {"esnr_host_input_db", "prefec_ber_host_input"}
+    # the default image advertises these host-side observables (emulator_cmis_table.toml osfp8-both)
+    assert set(before) == {2} and set(before[2].advertised()) == {
+        "esnr_host_input_db", "ltp_host_input_db", "prefec_ber_host_input", "prefec_ber_min_host_input",
+        "prefec_ber_max_host_input", "prefec_ber_avg_host_input", "errored_frames_host_input",
+        "ferc_total_host_input"}
+    assert before[2].esnr_media_input_db is None and before[2].prefec_ber_media_input is None  # not 0
     mod.apply_eq({2: {"tx_eq": 0}})
     after = mod.vdm()
     assert set(after) == set(range(1, 9))
@@ -336,6 +344,10 @@ def test_vdm_follows_codes_and_is_frozen_while_read():
     assert emu.peek(0x2F, M.VDM_CONTROL.offset)[0] == 0  # released
     ctl = [w for w in emu.writes if w.page == 0x2F and w.offset == M.VDM_CONTROL.offset]
     assert [w.data for w in ctl[-2:]] == [b"\x80", b"\x00"]
+    # BER thresholds from page 28h (set 1 of the emulator image) and flags from page 2Ch
+    thr = after[2].thresholds["prefec_ber_host_input"]
+    assert thr.high_alarm == pytest.approx(2.4e-4, rel=1e-3) and thr.high_warning == pytest.approx(1e-5, rel=1e-3)
+    assert after[2].flags["prefec_ber_host_input"].high_alarm == (after[2].prefec_ber_host_input > 2.4e-4)
 
 
 def test_vdm_not_supported():

@@ -1,0 +1,115 @@
+"""Versatile Diagnostics Monitoring (CMIS pages 20h-2Fh) for a health watch: typed per-lane values.
+
+Read procedure (sonic-platform-common ``sonic_xcvr/api/public/cmisVDM.py`` ``get_vdm_page`` and
+``api/public/cmis.py`` ``freeze_vdm_stats``/``get_vdm_freeze_status``; FBOSS ``CmisModule.cpp``
+``latchAndReadVdmDataLocked``): FreezeRequest (2Fh:144 bit 7), poll FreezeDone (2Fh:145 bit 7), hold
+(FBOSS ``kUsecVdmLatchHold`` 100 ms), read descriptors 20h+g, samples 24h+g, thresholds 28h+g and
+flags 2Ch, release the freeze and poll UnfreezeDone (2Fh:145 bit 6). Every observable the module does
+not advertise is None (never 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from eqtune.drivers import cmis_map as M
+
+
+@dataclass(frozen=True)
+class VdmThreshold:
+    """Alarm/warning thresholds of one observable, in its unit (sonic: 8 bytes per threshold set)."""
+
+    high_alarm: float
+    low_alarm: float
+    high_warning: float
+    low_warning: float
+
+
+@dataclass(frozen=True)
+class VdmFlags:
+    """Latched threshold-crossing flags of one observable (sonic: 4 bits on page 2Ch)."""
+
+    high_alarm: bool
+    low_alarm: bool
+    high_warning: bool
+    low_warning: bool
+
+
+@dataclass(frozen=True)
+class VdmLane:
+    """VDM values of one lane (None: the module does not advertise that observable).
+
+    BER fields are pre-FEC bit error ratios (dimensionless); errored-frame fields are ratios of FEC
+    codewords with uncorrectable errors; ``ferc_*`` is the total accumulated errored-frame count
+    (FERC); eSNR and LTP (PAM4 level transition parameter) are in dB. ``host`` = host (electrical)
+    input of the module, ``media`` = media (optical) input. ``thresholds``/``flags`` are keyed by
+    the field name.
+    """
+
+    lane: int
+    prefec_ber_host_input: float | None = None
+    prefec_ber_min_host_input: float | None = None
+    prefec_ber_max_host_input: float | None = None
+    prefec_ber_avg_host_input: float | None = None
+    prefec_ber_media_input: float | None = None
+    prefec_ber_min_media_input: float | None = None
+    prefec_ber_max_media_input: float | None = None
+    prefec_ber_avg_media_input: float | None = None
+    errored_frames_host_input: float | None = None
+    errored_frames_min_host_input: float | None = None
+    errored_frames_max_host_input: float | None = None
+    errored_frames_avg_host_input: float | None = None
+    errored_frames_media_input: float | None = None
+    errored_frames_min_media_input: float | None = None
+    errored_frames_max_media_input: float | None = None
+    errored_frames_avg_media_input: float | None = None
+    ferc_total_host_input: float | None = None
+    ferc_total_media_input: float | None = None
+    esnr_host_input_db: float | None = None
+    esnr_media_input_db: float | None = None
+    ltp_host_input_db: float | None = None
+    ltp_media_input_db: float | None = None
+    thresholds: dict[str, VdmThreshold] = field(default_factory=dict)
+    flags: dict[str, VdmFlags] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> float | None:
+        """Mapping-style access (``lane_vdm["prefec_ber_host_input"]``), for older callers."""
+        return getattr(self, name)
+
+    def get(self, name: str, default=None):
+        value = getattr(self, name, None)
+        return default if value is None else value
+
+    def advertised(self) -> dict[str, float]:
+        """The observables the module advertises for this lane: name -> value."""
+        return {k: v for k, v in asdict(self).items() if k not in ("lane", "thresholds", "flags") and v is not None}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def decode(raw: int, fmt: str, scale: float) -> float:
+    """U16 (big-endian, times ``scale``) or F16 (:func:`eqtune.drivers.cmis_map.f16_decode`)."""
+    return M.f16_decode(raw) if fmt == "F16" else raw * scale
+
+
+def parse_group(desc: bytes, samples: bytes, thresholds: bytes, flags: bytes, want: set[int],
+                out: dict[int, dict]) -> None:
+    """Fill ``out[lane]`` (field -> value, plus "thresholds"/"flags") from one VDM group's pages."""
+    for i in range(64):
+        lane, typ, tset = (desc[2 * i] & 0xF) + 1, desc[2 * i + 1], desc[2 * i] >> 4
+        if typ not in M.VDM_TYPES or lane not in want:
+            continue
+        name, fmt, scale = M.VDM_TYPES[typ]
+        row = out.setdefault(lane, {"thresholds": {}, "flags": {}})
+        row[name] = decode(int.from_bytes(samples[2 * i:2 * i + 2], "big"), fmt, scale)
+        t = thresholds[8 * tset:8 * tset + 8]
+        if len(t) == 8:
+            row["thresholds"][name] = VdmThreshold(*(decode(int.from_bytes(t[k:k + 2], "big"), fmt, scale)
+                                                     for k in range(0, 8, 2)))
+        nib = flags[i // 2] >> (4 * (i % 2)) & 0xF if i // 2 < len(flags) else 0
+        row["flags"][name] = VdmFlags(*(bool(nib >> b & 1) for b in range(4)))
+
+
+def to_lanes(out: dict[int, dict]) -> dict[int, VdmLane]:
+    return {lane: VdmLane(lane=lane, **row) for lane, row in sorted(out.items())}

@@ -1,0 +1,166 @@
+"""VDM (pages 20h-2Fh) of the module emulator, laid out from the emulator table's ``[vdm]`` section.
+
+Layout (sonic-platform-common ``sonic_xcvr/api/public/cmisVDM.py`` ``get_vdm_page``): descriptors on
+page 20h (even byte: threshold set ID bits 7-4, lane-1 bits 3-0; odd byte: type ID), samples on page
+24h, thresholds on page 28h (8 bytes per set: high alarm, low alarm, high warning, low warning), flags
+on page 2Ch (4 bits per observable). Freeze/unfreeze (page 2Fh byte 144 bit 7, done bits 7/6 of byte
+145, sonic ``page2f.py``) latch after a short delay, so a host has to poll the done bits.
+
+Values (emulator conventions, not from a module):
+* pre-FEC BER current: Poisson count over a 0.1 s window on the link's module-input direction;
+  min/max/avg over the samples since the last unfreeze.
+* eSNR host (dB): from the symbol error probability P with the M-PAM relation
+  P = 2 (1 - 1/M) Q(sqrt(3 SNR / (M^2 - 1))) (Proakis, Digital Communications, 5th ed., 4.3), M = 4.
+  LTP host = eSNR - 1.8 dB; media-side eSNR/LTP a constant 20 dB / 18.2 dB (no optical model).
+* errored frames: fraction of RS(544,514) codewords with more than 15 symbol errors (KP4 corrects
+  15, IEEE 802.3 clause 91), Poisson symbol errors with rate 544 * min(1, 2 * BER); FERC accumulates
+  errored frames per 0.1 s sample at 53.125 GBd * 2 bit / 5440 bit per codeword.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from eqtune.drivers.emulator_module import EmulatedModule
+
+SAMPLE_S = 0.1
+CODEWORDS_PER_S = 53.125e9 * 2 / 5440
+# threshold sets: 1 = BER (high alarm 2.4e-4, high warning 1e-5: the brief's pre-FEC target range),
+# 2 = SNR/LTP dB (low alarm 15 dB, low warning 17 dB), 3 = errored frames (high alarm 1e-6, warn 1e-8)
+THRESHOLDS = {1: (2.4e-4, 0.0, 1e-5, 0.0), 2: (40.0, 15.0, 38.0, 17.0), 3: (1e-6, 0.0, 1e-8, 0.0)}
+
+
+def _errored_frame_ratio(ber: float) -> float:
+    """P(more than 15 of 544 symbols in error), Poisson approximation (symbol error ~ 2 x BER for PAM4)."""
+    lam = 544 * min(1.0, 2.0 * ber)
+    if lam <= 0:
+        return 0.0
+    term, cdf = math.exp(-lam), 0.0
+    for k in range(16):
+        cdf += term
+        term *= lam / (k + 1)
+    return max(0.0, 1.0 - cdf)
+
+
+class VdmModel:
+    """The emulated module's VDM state."""
+
+    def __init__(self, module: EmulatedModule) -> None:
+        self.m = module
+        self.frozen = False
+        self.history: dict[int, list[float]] = {}
+        self.ferc: dict[int, float] = {}
+        self.flags = bytearray(32)
+
+    @property
+    def cfg(self) -> dict:
+        from eqtune.drivers.emulator_module import T
+
+        return T.vdm
+
+    def _types(self) -> list[tuple[str, int, str, float]]:
+        return [(name, *self.cfg["types"][name]) for name in self.m.vdm_types]
+
+    def build(self) -> None:
+        from eqtune.drivers.emulator_module import T, f16_encode
+
+        m = self.m
+        if m.lanes * len(self._types()) > 64:
+            raise ValueError(f"{len(self._types())} VDM observables x {m.lanes} lanes do not fit one VDM group (64)")
+        desc = m._pg(self.cfg["desc_page"])
+        i = 0
+        for lane in range(1, m.lanes + 1):
+            for name, typ, _fmt, _scale in self._types():
+                tset = 1 if name.startswith("ber") else 3 if name.startswith(("ef", "ferc")) else 2
+                desc[2 * i], desc[2 * i + 1] = (tset << 4) | (lane - 1), typ
+                i += 1
+        thr = m._pg(self.cfg["threshold_page"])
+        for tset, values in THRESHOLDS.items():
+            for k, v in enumerate(values):
+                raw = f16_encode(v) if tset != 2 else int(round(v * 256))
+                thr[8 * tset + 2 * k:8 * tset + 2 * k + 2] = raw.to_bytes(2, "big")
+        m._put(T.VdmGroupsSupported, 0)  # one group: pages 20h/24h/28h
+        m._put(T.VdmUnfreezeDone, 1)
+
+    def control(self, value: int) -> None:
+        """Host wrote VdmControl: bit 7 freeze request (1) / release (0); done bits after a delay."""
+        from eqtune.drivers.emulator_module import T
+
+        m = self.m
+        freeze = bool(value & 0x80)
+        if freeze == self.frozen:
+            return
+        if freeze:
+            self.refresh(force=True)
+        self.frozen = freeze
+        m._put(T.VdmFreezeDone, 0)
+        m._put(T.VdmUnfreezeDone, 0)
+
+        def done() -> None:
+            m._put(T.VdmFreezeDone if freeze else T.VdmUnfreezeDone, 1)
+            if not freeze:
+                self.history.clear()  # statistics restart after unfreeze
+
+        m._at(min(m.settle_s, 0.05), done)
+
+    def read_flag(self, offset: int) -> int:
+        """Flags page byte (latched, clear on read)."""
+        i = offset - 128
+        if i >= len(self.flags):
+            return 0
+        v = self.flags[i]
+        self.flags[i] = 0
+        return v
+
+    def refresh(self, force: bool = False) -> None:
+        """Samples on the sample page from the link (not while frozen)."""
+        if self.frozen and not force:
+            return
+        from eqtune.drivers.emulator_module import f16_encode
+
+        m = self.m
+        desc, out = m._pg(self.cfg["desc_page"]), m._pg(self.cfg["sample_page"])
+        for i in range(64):
+            lane, typ = (desc[2 * i] & 0xF) + 1, desc[2 * i + 1]
+            if typ == 0 or lane > m.lanes:
+                continue
+            name = next((n for n, t, _, _ in self._types() if t == typ), None)
+            if name is None:
+                continue
+            value = self._value(name, lane)
+            raw = int(round(min(max(value, 0.0), 255.0) * 256)) if name[:4] in ("esnr", "ltp_") else f16_encode(value)
+            out[2 * i:2 * i + 2] = raw.to_bytes(2, "big")
+            self._flag(i, desc[2 * i] >> 4, value)
+
+    def _flag(self, index: int, tset: int, value: float) -> None:
+        hi_a, lo_a, hi_w, lo_w = THRESHOLDS.get(tset, (math.inf, -math.inf, math.inf, -math.inf))
+        bits = (value > hi_a) | (value < lo_a) << 1 | (value > hi_w) << 2 | (value < lo_w) << 3
+        self.flags[index // 2] |= bits << (4 * (index % 2))
+
+    def _value(self, name: str, lane: int) -> float:
+        link = self.m.link
+        if name.endswith("media"):
+            return {"esnr_media": 20.0, "ltp_media": 18.2}.get(name, 0.0)
+        if name in ("esnr_host", "ltp_host"):
+            from statistics import NormalDist
+
+            p = min(max(link.ber(lane, "module_rx"), 1e-300), 0.74)
+            q = -NormalDist().inv_cdf(p / 1.5) if p / 1.5 < 0.5 else 0.0
+            snr_db = 10 * math.log10(max(5.0 * q * q, 1e-3))
+            return snr_db - (1.8 if name == "ltp_host" else 0.0)
+        cur = link.count_errors(lane, SAMPLE_S, path="module_rx").ber
+        hist = self.history.setdefault(lane, [])
+        if name == "ber_cur_host":
+            hist.append(cur)
+            return cur
+        samples = hist or [cur]
+        if name.startswith("ber_"):
+            return {"ber_min_host": min, "ber_max_host": max}.get(name, lambda h: sum(h) / len(h))(samples)
+        ratio = [_errored_frame_ratio(b) for b in samples]
+        if name == "ferc_host":
+            self.ferc[lane] = self.ferc.get(lane, 0.0) + _errored_frame_ratio(cur) * CODEWORDS_PER_S * SAMPLE_S
+            return self.ferc[lane]
+        return {"ef_cur_host": _errored_frame_ratio(cur), "ef_min_host": min(ratio), "ef_max_host": max(ratio)
+                }.get(name, sum(ratio) / len(ratio))
