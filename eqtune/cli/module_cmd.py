@@ -14,7 +14,7 @@ KNOB_ORDER = ("rx_pre", "rx_post", "rx_amp", "tx_eq")
 
 @click.group(name="module")
 def module() -> None:
-    """CMIS module: show identity/capabilities/EQ, set EQ codes."""
+    """CMIS module: show identity/capabilities/EQ, set EQ codes, doctor (what eqtune can do on it)."""
 
 
 @module.command(name="show")
@@ -54,7 +54,7 @@ def show(resource: str, lane: int | None, as_json: bool) -> None:
         return f"{v[0]}..{v[-1]}" if list(v) == list(range(v[0], v[-1] + 1)) else ",".join(map(str, v))
 
     click.echo("eq codes    " + ("  ".join(f"{k} {span(k)}" for k in knobs) or "no EQ controls advertised"))
-    click.echo(f"apply       {'ApplyImmediate' if caps.apply_immediate else 'ApplyDPInit (SteppedConfigOnly)'}"
+    click.echo(f"apply       {'ApplyImmediate' if caps.apply_immediate else 'ApplyDPInit (data path goes down)'}"
                f"  Tx adaptive EQ {'supported' if caps.tx_adaptive else 'not supported'}"
                f"  PRBS checker {'yes' if caps.diagnostics else 'no'}")
     click.echo("")
@@ -62,6 +62,41 @@ def show(resource: str, lane: int | None, as_json: bool) -> None:
     for r in rows:
         click.echo(f"{r['lane']:>4}  " + "".join(f"{r.get(k, '-'):>8}" for k in knobs)
                    + f"  {'on' if r['tx_adaptive'] else 'off':>8}  {r['dp_state']}")
+
+
+@module.command(name="doctor")
+@click.argument("resource")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def doctor(resource: str, as_json: bool) -> None:
+    """What eqtune can do on the module at RESOURCE (reads only): identity, EQ ranges, the Apply method
+    and whether traffic goes down, PRBS/BER and VDM support, and what it cannot do."""
+    from eqtune.drivers.cmis import open_module
+    from eqtune.drivers.cmis_doctor import diagnose
+
+    with open_module(resource) as mod:
+        rep = diagnose(mod)
+    if as_json:
+        from eqtune.cli._common import echo_json
+
+        echo_json(rep.to_dict())
+        return
+    ident, caps, ap = rep.identity, rep.capabilities, rep.apply
+    click.echo(f"module      {resource}")
+    click.echo(f"identity    {ident['vendor']} {ident['pn']} rev {ident['rev']} SN {ident['sn']}  "
+               f"{ident['form_factor']} CMIS {ident['cmis_rev']} firmware {ident['firmware']} {ident['module_state']}")
+    kv = caps["knob_values"]
+    click.echo("eq codes    " + ("  ".join(f"{k} {v[0]}..{v[-1]}" for k, v in kv.items()) or "none advertised")
+               + f"  ({caps['lanes']} lanes)")
+    if ap.get("supported"):
+        down = "DATA PATH GOES DOWN (traffic stops)" if ap["traffic_down"] else "traffic stays up"
+        click.echo(f"apply       {ap['trigger']}{' with DPDeinit' if ap['deinit'] else ''}: {down}")
+    else:
+        click.echo("apply       NOT POSSIBLE")
+    click.echo(f"            {ap['reason']}")
+    click.echo(f"prbs/ber    {'host-side PRBS checker (pages 13h/14h)' if rep.prbs_ber else 'no'}")
+    click.echo(f"vdm         {', '.join(rep.vdm_observables) if rep.vdm_observables else ('yes' if rep.vdm else 'no')}")
+    for line in rep.cannot:
+        click.echo(f"cannot      {line}")
 
 
 @module.command(name="set")
@@ -107,6 +142,7 @@ def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, 
             plan += [{"lane": ln, "knob": "tx_adaptive", "current": "on" if now[ln] else "off", "new": tx_adaptive}
                      for ln in sorted(set(lanes))]
         if not dry_run:
+            mod.notify = lambda msg: click.echo(f"warning: {msg}", err=True)
             if knobs:
                 mod.apply_eq(codes, method=method)
             if tx_adaptive is not None:

@@ -720,9 +720,10 @@ class CmisModule:
                 self._poll("VDM FreezeDone", lambda: status_bit(M.VDM_FREEZE_DONE_BIT))
                 self.transport.sleep(self.timing.vdm_latch_s)
             flags = self.regs.read(M.VDM_FLAG_PAGE, 128, 128)
+            samples = self.regs.read_stable if freeze else self.regs.read  # live samples move between reads
             for g in range(groups):
                 parse_group(self.regs.read_stable(M.VDM_DESC_PAGE + g, 128, 128),
-                            self.regs.read_stable(M.VDM_SAMPLE_PAGE + g, 128, 128),
+                            samples(M.VDM_SAMPLE_PAGE + g, 128, 128),
                             self.regs.read_stable(M.VDM_THRESHOLD_PAGE + g, 128, 128),
                             flags[32 * g:32 * g + 32], want, out)
         finally:
