@@ -30,7 +30,8 @@ def list_cmd(directory: str | None, as_json: bool) -> None:
     defs = _load(directory)
     rows = [
         {"name": d.name, "kind": d.kind, "vendor": d.vendor, "title": d.title, "idn_match": d.idn_match.pattern,
-         "file": d.path.name, "properties": len(d.properties), "procedures": sorted(d.procedures)}
+         "file": d.path.name, "properties": len(d.properties), "procedures": sorted(d.procedures),
+         "unverified": d.unverified()}
         for d in defs
     ]
     if as_json:
@@ -41,7 +42,9 @@ def list_cmd(directory: str | None, as_json: bool) -> None:
         return
     w = max(len(r["name"]) for r in rows)
     for r in rows:
-        click.echo(f"{r['name']:<{w}}  {r['kind']:<5}  {r['title']}  [{r['file']}]")
+        un = r["unverified"]
+        tail = f"  UNVERIFIED: {', '.join(un)}" if un else ""
+        click.echo(f"{r['name']:<{w}}  {r['kind']:<5}  {r['title']}  [{r['file']}]{tail}")
 
 
 @drivers.command("show")
@@ -54,7 +57,7 @@ def show_cmd(name: str, as_json: bool) -> None:
     d = find_definition(name)
     props = [
         {"name": p.name, "get": p.get, "set": p.set, "command": p.command, "type": p.type, "unit": p.unit,
-         "validator": p.validator.describe(), "ref": p.ref}
+         "validator": p.validator.describe(), "ref": p.ref, "unverified": p.unverified or None}
         for p in d.properties.values()
     ]
     procs = {k: [{"op": s.op, "target": s.target, "value": s.value, "store": s.store} for s in v]
@@ -68,7 +71,8 @@ def show_cmd(name: str, as_json: bool) -> None:
                f"  idn_match: /{d.idn_match.pattern}/   error query: {d.error_query}")
     for p in props:
         scpi = " | ".join(x for x in (p["get"], p["set"], p["command"]) if x)
-        click.echo(f"  {p['name']:<18} {p['type']:<6} {scpi}   ({p['validator']})")
+        mark = f"   UNVERIFIED: {p['unverified']}" if p["unverified"] else ""
+        click.echo(f"  {p['name']:<18} {p['type']:<6} {scpi}   ({p['validator']}){mark}")
     for k, steps in procs.items():
         click.echo(f"  procedure {k}: " + ", ".join(f"{s['op']} {s['target']}" for s in steps))
 
@@ -99,7 +103,8 @@ def scan_cmd(resources: tuple[str, ...], discover: bool, timeout_ms: int, backen
     order = list(dict.fromkeys([*found, *resources]))
     rows = []
     for res in order:
-        row: dict = {"resource": res, "idn": None, "definition": None, "kind": None, "error": None}
+        row: dict = {"resource": res, "idn": None, "definition": None, "kind": None, "error": None,
+                     "unverified": []}
         try:
             t = VisaTransport(res, timeout_ms=timeout_ms, open_timeout_ms=timeout_ms, backend=backend)
             try:
@@ -109,6 +114,7 @@ def scan_cmd(resources: tuple[str, ...], discover: bool, timeout_ms: int, backen
             match = next((d for d in defs if d.matches(row["idn"])), None)
             if match is not None:
                 row["definition"], row["kind"] = match.name, match.kind
+                row["unverified"] = sorted(match.unverified())
             else:
                 row["error"] = "no definition matches this IDN; add a drivers/*.toml with a fitting idn_match"
         except InstrumentError as exc:
@@ -124,7 +130,10 @@ def scan_cmd(resources: tuple[str, ...], discover: bool, timeout_ms: int, backen
         return
     for r in rows:
         if r["definition"]:
-            click.echo(f"{r['resource']}  {r['definition']} ({r['kind']})  {r['idn']}")
+            un = r["unverified"]
+            note = (f"  [{len(un)} unverified command(s): {', '.join(un)}; check them on the instrument]"
+                    if un else "")
+            click.echo(f"{r['resource']}  {r['definition']} ({r['kind']})  {r['idn']}{note}")
         elif r["idn"]:
             click.echo(f"{r['resource']}  (no definition)  {r['idn']}")
         else:

@@ -119,5 +119,7 @@ def measure(module_res: str, instruments: tuple[str, ...], definitions: tuple[st
         eh_txt = ", ".join("n/a" if x is None else f"{x:.1f}" for x in eh) if isinstance(eh, list) else str(eh)
         ew = e.get("eye_width_ps")
         td = e.get("tdecq_db")
-        click.echo(f"eye ({e['instrument']}): EH [{eh_txt}] mV  EW {'n/a' if ew is None else f'{ew:.2f}'} ps  "
-                   f"TDECQ {'n/a' if td is None else f'{td:.2f}'} dB")
+        ew_ui = e.get("eye_width_ui")
+        ew_txt = f"{ew:.2f} ps" if ew is not None else (f"{ew_ui:.3f} UI" if ew_ui is not None else "n/a")
+        click.echo(f"eye ({e['instrument']}): EH [{eh_txt}] mV  EW {ew_txt}"
+                   + ("" if td is None else f"  TDECQ {td:.2f} dB"))

@@ -42,6 +42,8 @@ Schema (see ``drivers/generic_scpi_bert.toml`` for a commented example)::
     retry = true                         # the query has no side effects: retried once after a timeout
                                          # (default false: a query is never repeated unless declared safe)
     ref = "guide, section"               # vendor programming-guide citation (required)
+    unverified = "why"                   # the command could not be confirmed from a public source
+                                         # (manual or script); listed by `eqtune drivers list/scan`
     doc = "text"
     true = "ON"                          # bool: text written for true / false (default ON / OFF)
     false = "OFF"
@@ -94,7 +96,7 @@ EMULATE_VARS = frozenset(
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _PROP_KEYS = {
     "get", "set", "command", "type", "fields", "unit", "range", "choices", "regex", "retry", "ref", "doc",
-    "default", "emulate", "action", "selects", "true", "false",
+    "default", "emulate", "action", "selects", "true", "false", "unverified",
 }
 _STEP_OPS = ("set", "command", "query", "wait", "sum", "collect", "check_errors")
 _STEP_KEYS = {"set", "command", "query", "wait", "sum", "collect", "check_errors", "value", "store", "scale"}
@@ -154,6 +156,7 @@ class Property:
     selects: str | None = None
     true_text: str = "ON"
     false_text: str = "OFF"
+    unverified: str = ""  # why this command could not be confirmed from a public source ("" = confirmed)
 
     def check(self, value: Any, *, where: str = "") -> Any:
         """Coerce ``value`` to the declared type and enforce the validator (EqRangeError/InputError)."""
@@ -230,6 +233,10 @@ class Definition:
     properties: dict[str, Property] = field(default_factory=dict)
     procedures: dict[str, tuple[Step, ...]] = field(default_factory=dict)
     emulator: dict[str, Any] = field(default_factory=dict)
+
+    def unverified(self) -> dict[str, str]:
+        """Properties whose command is not confirmed by a public source: name -> reason."""
+        return {n: p.unverified for n, p in self.properties.items() if p.unverified}
 
     def matches(self, idn: str) -> bool:
         return bool(self.idn_match.search(idn))
@@ -352,7 +359,10 @@ def _parse_property(path: Path, name: str, raw: Any) -> Property:
         fields=tuple(fields_), unit=str(raw.get("unit", "")), validator=val, retry=bool(raw.get("retry", False)),
         ref=str(raw["ref"]), doc=str(raw.get("doc", "")), default=raw.get("default"), emulate=emulate,
         action=action, selects=selects, true_text=str(raw.get("true", "ON")), false_text=str(raw.get("false", "OFF")),
+        unverified=str(raw.get("unverified", "")).strip(),
     )
+    if "unverified" in raw and not prop.unverified:
+        raise _err(path, key, "'unverified' must say why the command could not be confirmed (a non-empty string)")
     if prop.default is not None and prop.set:
         try:
             prop.check(prop.default)

@@ -62,7 +62,11 @@ def _template_regex(template: str) -> re.Pattern[str]:
     for lit, name, _spec, _conv in string.Formatter().parse(template):
         if lit:
             esc = re.escape(lit.lstrip() if len(parts) == 1 else lit)
-            parts.append(re.sub(r"(\\ )+", r"\\s*", esc))
+            # the header/parameter separator needs whitespace (IEEE 488.2 7.4.3 <PROGRAM HEADER
+            # SEPARATOR>), so ":X:EOPening:PROBability 1" is not ":X:EOPening" with a value; after a
+            # comma whitespace is optional
+            esc = re.sub(r"(?<=,)(\\ )+", r"\\s*", esc)
+            parts.append(re.sub(r"(\\ )+", r"\\s+", esc))
         if name == "lane":
             parts.append(r"(?P<lane>\d+)")
         elif name == "channel":

@@ -25,7 +25,11 @@ def _inst(name: str, pairs) -> tuple[Instrument, ReplayTransport]:
 def test_m8040a_setup_and_ber():
     inst, t = _inst("keysight-m8040a", [
         (":SOURce:FREQuency 'M1.ClkGen',53125000000", None),
-        (":DATA:SEQuence:SET 'Generator1','PRBS31Q'", None),
+        # after a rate change wait until the channel runs again (public Keysight M8070B example script)
+        (":STATus:INSTrument:RUN:WAIT? 'M1.DataOut1'", "1"),
+        # generator AND analyzer patterns, short-hand form of the same script
+        (':DATA:SEQuence:SET "Generator",PRBS,"2^31-1"', None),
+        (':DATA:SEQuence:SET "Analyzer",PRBS,"2^31-1"', None),
         (":SYSTem:ERRor?", NOERR),
         (":SENSe:GATE:STATe 'M3.DataIn1',OFF", None),
         (":SENSe:GATE:STATe 'M3.DataIn1',ON", None),
@@ -43,16 +47,19 @@ def test_m8040a_setup_and_ber():
     assert bc.ber_upper95 > bc.ber
 
 
-def test_mp1900a_ber_selects_unit_per_lane():
+def test_mp1900a_ber_selects_module_per_lane_not_unit():
     inst, t = _inst("anritsu-mp1900a", [
         (":SENSe:PATTern:TYPE PRBS", None),
         (":SENSe:PATTern:PRBS:LENGth 31", None),
         (":SYSTem:ERRor?", NOERR),
-        (":UENTry:ID 2", None),
+        # :UENTry:ID is the mainframe unit (1), the lane is the module slot (public MP1800A/MP1900A scripts)
+        (":UENTry:ID 1", None),
+        (":MODule:ID 2", None),
+        (":INTerface:ID 1", None),
         (":SENSe:MEASure:STARt", None),
         (":SENSe:MEASure:STOP", None),
-        (':CALCulate:DATA:EALarm? "CURRent:CC.TOTal"', "1062500000000"),
-        (':CALCulate:DATA:EALarm? "CURRent:EC.TOTal"', "0"),
+        (':CALCulate:DATA:EALarm? "CURRent:CC:TOTal"', "1062500000000"),
+        (':CALCulate:DATA:EALarm? "CURRent:EC:TOTal"', "0"),
         (":SYSTem:ERRor?", NOERR),
     ])
     inst.setup()
@@ -82,25 +89,26 @@ def test_generic_bert_ber_runs_setup_once_on_first_measurement():
 
 
 def test_flexdca_eye_sequence():
-    pairs = [(":SYSTem:MODE EYE", None), (":MEASure:EYE:PAM:AMPLitude:UNITs VOLT", None),
+    pairs = [(":SYSTem:MODE EYE", None), (":MEASure:PAM:AMPLitude:UNITs VOLT", None),
+             (":MEASure:PAM:EYE:TIME:UNITs UINTerval", None),
+             (":MEASure:EYE:PAM:EHEight:DEFine:EOPening PROBability", None),
+             (":MEASure:EYE:PAM:EHEight:DEFine:EOPening:PROBability 0.001", None),
              (":SYSTem:ERRor:NEXT?", NOERR),
              (":ACQuire:CDISplay", None), (":MEASure:EYE:PAM:EHEight:SOURce CHAN2A", None)]
     for i, v in enumerate(("4.1E-2", "4.4E-2", "4.0E-2")):
         pairs += [(f":MEASure:EYE:PAM:EHEight:EYE EYE{i}", None), (":MEASure:EYE:PAM:EHEight", None),
                   (":MEASure:EYE:PAM:EHEight?", v)]
     pairs += [(":MEASure:EYE:PAM:EWIDth:SOURce CHAN2A", None), (":MEASure:EYE:PAM:EWIDth:EYE EYE1", None),
-              (":MEASure:EYE:PAM:EWIDth", None), (":MEASure:EYE:PAM:EWIDth?", "5.5E-12"),
-              (":MEASure:EYE:TDEQ:SOURce CHAN2A", None), (":MEASure:EYE:TDEQ", None),
-              (":MEASure:EYE:TDEQ?", "9.91E+37"),  # SCPI NaN: no TDECQ result
-              (":SYSTem:ERRor:NEXT?", NOERR)]
+              (":MEASure:EYE:PAM:EWIDth", None), (":MEASure:EYE:PAM:EWIDth?", "2.9E-1"),  # UI
+              (":SYSTem:ERRor:NEXT?", NOERR)]  # no TDECQ: an optical metric, not on the electrical output
     inst, t = _inst("keysight-flexdca", pairs)
     inst.setup()
     eye = inst.measure_eye(3, 1.0)
     assert t.done
     assert eye["eye_height_mv"] == pytest.approx([41.0, 44.0, 40.0])
     assert eye["eye_height_min_mv"] == pytest.approx(40.0)
-    assert eye["eye_width_ps"] == pytest.approx(5.5)
-    assert eye["tdecq_db"] is None
+    assert eye["eye_width_ui"] == pytest.approx(0.29)
+    assert eye.get("tdecq_db") is None
 
 
 def test_get_set_properties_and_parsing():
@@ -135,7 +143,11 @@ def test_validators_run_before_any_io():
 def test_error_queue_after_setup_is_reported_with_every_entry():
     inst, _ = _inst("keysight-m8040a", [
         (":SOURce:FREQuency 'M1.ClkGen',53125000000", None),
-        (":DATA:SEQuence:SET 'Generator1','PRBS31Q'", None),
+        # after a rate change wait until the channel runs again (public Keysight M8070B example script)
+        (":STATus:INSTrument:RUN:WAIT? 'M1.DataOut1'", "1"),
+        # generator AND analyzer patterns, short-hand form of the same script
+        (':DATA:SEQuence:SET "Generator",PRBS,"2^31-1"', None),
+        (':DATA:SEQuence:SET "Analyzer",PRBS,"2^31-1"', None),
         (":SYSTem:ERRor?", '-222,"Data out of range"'),
         (":SYSTem:ERRor?", '-113,"Undefined header"'),
         (":SYSTem:ERRor?", NOERR),
@@ -174,5 +186,19 @@ def test_open_instrument_identifies_and_rejects_unexpected_idn():
 
 
 def test_scpi_nan_float_is_nan():
-    inst, _ = _inst("keysight-flexdca", [(":MEASure:EYE:TDEQ?", "9.91E37")])
-    assert math.isnan(inst.get("tdecq"))
+    inst, _ = _inst("keysight-flexdca", [(":MEASure:EYE:PAM:EHEight?", "9.91E37")])
+    assert math.isnan(inst.get("eye_height"))
+
+
+def test_unverified_commands_are_listed():
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    assert set(find_definition("keysight-m8040a").unverified()) >= {"gate", "bit_counters"}
+    assert "run_wait" not in find_definition("keysight-m8040a").unverified()
+    res = CliRunner().invoke(main, ["drivers", "list", "--json"])
+    rows = {r["name"]: r for r in __import__("json").loads(res.output)["definitions"]}
+    assert "interface" in rows["anritsu-mp1900a"]["unverified"] and rows["generic-scpi-bert"]["unverified"] == {}
+    text = CliRunner().invoke(main, ["drivers", "list"]).output
+    assert "keysight-flexdca" in text and "UNVERIFIED: amplitude_units" in text
