@@ -156,7 +156,8 @@ class EmulatedModule:
                  rx_post_max: int = 7, rx_amp_codes: tuple[int, ...] = (0, 1, 2, 3), tx_eq_max: int = 10,
                  tx_adaptive: bool = True, tx_adaptive_on: bool = True, stepped_config_only: bool | None = None,
                  diagnostics: bool | None = None, vdm: bool | None = None, auto_commissioning: int | None = None,
-                 image: str | None = None, identity: dict[str, Any] | None = None, name: str = "emu") -> None:
+                 image: str | None = None, identity: dict[str, Any] | None = None, name: str = "emu",
+                 status_latency_s: float = 0.0) -> None:
         image = image or DEFAULT_IMAGE
         if image not in T.images:
             raise ValueError(f"unknown module image {image!r}; images: {', '.join(sorted(T.images))}")
@@ -170,6 +171,9 @@ class EmulatedModule:
         self.lanes = link.lanes
         self.name = name
         self.settle_s = float(settle_s)
+        # ConfigStatus keeps its previous value this long after a trigger before showing ConfigInProgress
+        # (a module that is slow to start the procedure: a host reading at once sees a stale ConfigSuccess)
+        self.status_latency_s = float(status_latency_s)
         self.clock = clock if clock is not None else RealClock()
         self.caps = {
             "rx_pre_max": rx_pre_max, "rx_post_max": rx_post_max, "rx_amp_codes": tuple(rx_amp_codes),
@@ -523,14 +527,22 @@ class EmulatedModule:
             self.ignored_triggers += 1
             return
         self.applies += 1
-        for lane in lanes:
-            self._set_lane(T.ConfigStatus, lane, ConfigStatus.IN_PROGRESS)
+
+        def in_progress() -> None:
+            for lane in lanes:
+                self._set_lane(T.ConfigStatus, lane, ConfigStatus.IN_PROGRESS)
+
+        if self.status_latency_s > 0:
+            self._at(self.status_latency_s, in_progress)
+        else:
+            in_progress()
         status = self._validate(lanes, mask)
         rej = self._take(("reject",), None)
         if rej is not None:
             status = int(rej.params.get("code", ConfigStatus.REJECTED))
         slow = self._take(("slow_apply",), None)
         delay = self.settle_s + (float(slow.params.get("delay_s", 2.0)) if slow else 0.0)
+        delay = max(delay, 2.0 * self.status_latency_s)  # the result comes after ConfigInProgress
         if status == ConfigStatus.SUCCESS and not immediate and self.stepped_config_only and not deactivated:
             status = _CS["lanes_in_use"]  # step-by-step only: the host must DPDeinit first
 

@@ -187,3 +187,33 @@ def test_failed_adaptive_read_stops_before_any_write():
 
     with pytest.raises(ModuleError, match="nothing was written"):
         tx_adaptive_lanes(Broken(), [1])
+
+
+def test_configstatus_is_read_only_after_the_host_wait():
+    """A module slow to show ConfigInProgress still shows the previous ConfigSuccess right after the
+    trigger; reading at once (no wait) misreads it, the FBOSS 500 ms wait does not."""
+    from dataclasses import replace
+
+    emu, mod = make("osfp8-both", status_latency_s=0.3)
+    emu.settle_s = 0.8
+    mod.apply_eq({1: {"tx_eq": 3}})  # first apply: leaves ConfigSuccess behind
+    assert mod.active_eq(1)["tx_eq"] == 3
+    mod.timing = replace(mod.timing, after_trigger_s=0.0)
+    with pytest.raises(ModuleError, match="read-back"):
+        mod.apply_eq({1: {"tx_eq": 5}})  # stale ConfigSuccess taken for this apply
+    emu.settle()
+    emu2, mod2 = make("osfp8-both", status_latency_s=0.3)
+    emu2.settle_s = 0.8
+    mod2.apply_eq({1: {"tx_eq": 3}})
+    mod2.apply_eq({1: {"tx_eq": 5}})
+    assert mod2.active_eq(1)["tx_eq"] == 5
+
+
+def test_emulator_does_not_import_the_driver_map():
+    import subprocess
+    import sys
+
+    code = ("import sys, eqtune.drivers.emulator_module as e; e.EmulatedModule(settle_s=0); "
+            "print('eqtune.drivers.cmis_map' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
