@@ -31,8 +31,8 @@ from eqtune.drivers.cmis_policy import (
     choose_apply_method,
     reconfiguration_support,
 )
-from eqtune.drivers.cmis_vdm import VdmLane, parse_group, to_lanes
-from eqtune.drivers.measurement import BerCount
+from eqtune.drivers.cmis_prbs import PrbsMixin
+from eqtune.drivers.cmis_vdm import VdmMixin
 from eqtune.drivers.transport import PagedRegisters, open_transport
 from eqtune.errors import DeviceError, EqRangeError, ModuleError, TransportError
 
@@ -121,7 +121,7 @@ def _date(raw: bytes) -> str:
     return s
 
 
-class CmisModule:
+class CmisModule(PrbsMixin, VdmMixin):
     """A CMIS 4.0/5.x module behind a :class:`PagedRegisters` view. Lanes are numbered 1..8."""
 
     def __init__(self, regs: PagedRegisters, *, resource: str | None = None, poll_timeout_s: float = 10.0,
@@ -593,146 +593,6 @@ class CmisModule:
         except DeviceError as exc:
             return (f"RESTORE FAILED ({exc}); the module may hold partly applied codes: read them with "
                     "'eqtune module show' and re-apply known-good codes")
-
-    # ------------------------------------------------------------------ diagnostics (pages 13h/14h)
-    def _select_diag(self, selector: int) -> None:
-        """DiagnosticsSelector (14h:128), then wait for the module to latch it (FBOSS ``setDiagSel``:
-        written only when different, then ``kUsecDiagSelectLatchWaitPrbs`` 200 ms)."""
-        if self.regs.read(0x14, M.DIAG_SELECTOR.offset, 1)[0] == selector:
-            return
-        self.regs.write(0x14, M.DIAG_SELECTOR.offset, bytes([selector]))
-        self.transport.sleep(self.timing.diag_latch_s)
-
-    def _read_counters(self, lanes: list[int], reverse: bool = False) -> dict[int, tuple[int, int, float]]:
-        """(bits, errors) per lane from the host-side error counters, DiagnosticsSelector 02h (lanes
-        1-4) / 03h (lanes 5-8), bytes 192-255: per lane a U64 bit count then a U64 error count.
-        UNVERIFIED layout: no public host code reads these selectors (FBOSS reads 01h, the F16 BER)."""
-        out: dict[int, tuple[int, int, float]] = {}
-        order = ((M.DIAG_SEL_HOST_ERRCNT_1_4, 1), (M.DIAG_SEL_HOST_ERRCNT_5_8, 5))
-        for sel, first in reversed(order) if reverse else order:
-            want = [ln for ln in lanes if first <= ln < first + 4]
-            if not want:
-                continue
-            self._select_diag(sel)
-            data = self.regs.read(0x14, M.DIAG_DATA_OFFSET, 64)
-            t = self.transport.monotonic()
-            for ln in want:
-                base = (ln - first) * M.DIAG_LANE_STRIDE
-                out[ln] = (int.from_bytes(data[base:base + 8], "big"), int.from_bytes(data[base + 8:base + 16], "big"), t)
-        return out
-
-    def _lost_lock(self, lanes: list[int]) -> list[int]:
-        """Lanes whose host checker loss-of-lock latch (14h:138, bit set = lost lock; FBOSS getPrbsStats)
-        is set; reading clears the latch (CMIS latched flags are clear-on-read)."""
-        latch = self.regs.read(0x14, M.HOST_CHK_LOL_LATCH.offset, 1)[0]
-        return [ln for ln in lanes if latch >> (ln - 1) & 1]
-
-    def module_ber(self, lanes: list[int], dwell_s: float) -> dict[int, BerCount]:
-        """Count PRBS31Q errors with the module's host-side checker (module Tx-input direction).
-
-        The host must send PRBS31Q on those lanes. Procedure: wait out the settle time after the last
-        apply (CmisTiming.ber_settle_s), pattern + checker enable (13h:164/160), counter reset
-        (13h:177 bit 5 set then cleared, FBOSS ``clearTransceiverPrbsStats``), DiagnosticsSelector
-        latch wait (200 ms, FBOSS), checker lock (14h:138 loss-of-lock latch read twice: the second
-        read must be clear), counters before and after ``dwell_s``. Each lane's ``dwell_s`` is the
-        time between its two counter reads (lanes 1-4 and 5-8 need a selector switch each). A counter that went backwards
-        (reset by someone else) or a lock lost during the dwell is a ModuleError, never clipped to 0.
-        The checker enable is restored after.
-        """
-        caps = self.capabilities()
-        if not caps.diagnostics:
-            raise ModuleError(f"{self.resource}: the module does not advertise diagnostics pages 13h/14h "
-                              "(page 01h byte 142 bit 5); measure with an external BERT instead")
-        if dwell_s <= 0:
-            raise EqRangeError(f"dwell {dwell_s} s must be > 0")
-        lanes = sorted(set(lanes))
-        for ln in lanes:
-            self._check_lane(ln)
-        wait = self._settle_until - self.transport.monotonic()
-        if wait > 0:
-            self.transport.sleep(wait)
-        mask = sum(1 << (ln - 1) for ln in lanes)
-        prev = self.regs.read(0x13, M.HOST_CHK_ENABLE.offset, 1)[0]
-        try:
-            self.regs.write_lanes(M.HOST_CHK_PATTERN, {ln: M.PRBS31Q for ln in lanes})
-            if prev & mask != mask:
-                self.regs.write(0x13, M.HOST_CHK_ENABLE.offset, bytes([prev | mask]))
-            ctrl = self.regs.read(0x13, M.BER_CTRL.offset, 1)[0]
-            reset = 1 << M.BER_CTRL_RESET_BIT
-            self.regs.write(0x13, M.BER_CTRL.offset, bytes([ctrl | reset]))
-            self.regs.write(0x13, M.BER_CTRL.offset, bytes([ctrl & ~reset & 0xFF]))
-            self._select_diag(M.DIAG_SEL_HOST_ERRCNT_1_4 if lanes[0] <= 4 else M.DIAG_SEL_HOST_ERRCNT_5_8)
-            self.transport.sleep(self.timing.diag_latch_s)
-            self._lost_lock(lanes)  # clears what latched while the checker acquired lock
-            unlocked = self._lost_lock(lanes)
-            if unlocked:
-                raise ModuleError(f"{self.resource}: the PRBS checker is not locked on lane(s) {unlocked}: is the host "
-                                  "sending PRBS31Q on those lanes and is the data path activated?")
-            start = self._read_counters(lanes)
-            self.transport.sleep(dwell_s)
-            end = self._read_counters(lanes, reverse=True)  # the last selected group is read first
-            lost = self._lost_lock(lanes)
-        finally:
-            if prev & mask != mask:
-                try:
-                    self.regs.write(0x13, M.HOST_CHK_ENABLE.offset, bytes([prev]))
-                except DeviceError:
-                    pass
-        if lost:
-            raise ModuleError(f"{self.resource}: the PRBS checker lost lock during the dwell on lane(s) {lost}; the "
-                              "count is not valid (signal lost or BER too high to count): check the link")
-        out = {}
-        for ln in lanes:
-            bits = end[ln][0] - start[ln][0]
-            errors = end[ln][1] - start[ln][1]
-            if bits < 0 or errors < 0:
-                raise ModuleError(f"{self.resource}: the PRBS checker counters of lane {ln} went backwards during "
-                                  "the dwell (reset by another host or the module); measurement discarded, retry")
-            if bits == 0:
-                raise ModuleError(f"{self.resource}: the PRBS checker counted no bits on lane {ln}: is the host "
-                                  "sending PRBS31Q on that lane and is the data path activated?")
-            out[ln] = BerCount(bits=bits, errors=errors, dwell_s=end[ln][2] - start[ln][2])
-        return out
-
-    # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
-    def vdm(self, lanes: list[int] | None = None, *, freeze: bool = True) -> dict[int, VdmLane]:
-        """Versatile Diagnostics Monitoring per lane: a :class:`~eqtune.drivers.cmis_vdm.VdmLane` with
-        pre-FEC BER current/min/max/avg, errored frames, FERC, eSNR and LTP (host and media inputs),
-        thresholds and flags; fields the module does not advertise are None (never 0).
-
-        ``freeze``: FreezeRequest, wait FreezeDone, hold, read, release, wait UnfreezeDone (see
-        :mod:`eqtune.drivers.cmis_vdm`), so all samples belong to one instant."""
-        caps = self.capabilities()
-        if not caps.vdm:
-            raise ModuleError(f"{self.resource}: the module does not advertise VDM pages 20h-2Fh (page 01h "
-                              "byte 142 bit 6); use module_ber (PRBS checker) or an external BERT")
-        want = set(lanes) if lanes else set(range(1, caps.lanes + 1))
-        groups = self.regs.read_scalar(M.VDM_GROUPS) + 1
-
-        def status_bit(bit: int):
-            return True if self.regs.read(0x2F, M.VDM_STATUS.offset, 1)[0] >> bit & 1 else None
-
-        out: dict[int, dict] = {}
-        if freeze:
-            self.regs.write(0x2F, M.VDM_CONTROL.offset, bytes([M.VDM_FREEZE_REQUEST]))
-        try:
-            if freeze:
-                self._poll("VDM FreezeDone", lambda: status_bit(M.VDM_FREEZE_DONE_BIT))
-                self.transport.sleep(self.timing.vdm_latch_s)
-            flags = self.regs.read(M.VDM_FLAG_PAGE, 128, 128)
-            samples = self.regs.read_stable if freeze else self.regs.read  # live samples move between reads
-            for g in range(groups):
-                parse_group(self.regs.read_stable(M.VDM_DESC_PAGE + g, 128, 128),
-                            samples(M.VDM_SAMPLE_PAGE + g, 128, 128),
-                            self.regs.read_stable(M.VDM_THRESHOLD_PAGE + g, 128, 128),
-                            flags[32 * g:32 * g + 32], want, out)
-        finally:
-            if freeze:
-                self.regs.write(0x2F, M.VDM_CONTROL.offset, b"\x00")
-        if freeze:
-            self._poll("VDM UnfreezeDone", lambda: status_bit(M.VDM_UNFREEZE_DONE_BIT))
-        return to_lanes(out)
-
 
 def open_module(resource: str, **kwargs) -> CmisModule:
     """Open a CMIS module by resource string: ``i2c:1@0x50``, ``optoe:/sys/.../eeprom``,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from eqtune.drivers import cmis_map as M
+from eqtune.errors import ModuleError
 
 
 @dataclass(frozen=True)
@@ -113,3 +114,47 @@ def parse_group(desc: bytes, samples: bytes, thresholds: bytes, flags: bytes, wa
 
 def to_lanes(out: dict[int, dict]) -> dict[int, VdmLane]:
     return {lane: VdmLane(lane=lane, **row) for lane, row in sorted(out.items())}
+
+
+class VdmMixin:
+    """:meth:`vdm` for :class:`eqtune.drivers.cmis.CmisModule` (needs ``regs``, ``transport``,
+    ``resource``, ``timing``, ``capabilities()`` and ``_poll()``)."""
+
+    # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
+    def vdm(self, lanes: list[int] | None = None, *, freeze: bool = True) -> dict[int, VdmLane]:
+        """Versatile Diagnostics Monitoring per lane: a :class:`~eqtune.drivers.cmis_vdm.VdmLane` with
+        pre-FEC BER current/min/max/avg, errored frames, FERC, eSNR and LTP (host and media inputs),
+        thresholds and flags; fields the module does not advertise are None (never 0).
+
+        ``freeze``: FreezeRequest, wait FreezeDone, hold, read, release, wait UnfreezeDone (see
+        :mod:`eqtune.drivers.cmis_vdm`), so all samples belong to one instant."""
+        caps = self.capabilities()
+        if not caps.vdm:
+            raise ModuleError(f"{self.resource}: the module does not advertise VDM pages 20h-2Fh (page 01h "
+                              "byte 142 bit 6); use module_ber (PRBS checker) or an external BERT")
+        want = set(lanes) if lanes else set(range(1, caps.lanes + 1))
+        groups = self.regs.read_scalar(M.VDM_GROUPS) + 1
+
+        def status_bit(bit: int):
+            return True if self.regs.read(0x2F, M.VDM_STATUS.offset, 1)[0] >> bit & 1 else None
+
+        out: dict[int, dict] = {}
+        if freeze:
+            self.regs.write(0x2F, M.VDM_CONTROL.offset, bytes([M.VDM_FREEZE_REQUEST]))
+        try:
+            if freeze:
+                self._poll("VDM FreezeDone", lambda: status_bit(M.VDM_FREEZE_DONE_BIT))
+                self.transport.sleep(self.timing.vdm_latch_s)
+            flags = self.regs.read(M.VDM_FLAG_PAGE, 128, 128)
+            samples = self.regs.read_stable if freeze else self.regs.read  # live samples move between reads
+            for g in range(groups):
+                parse_group(self.regs.read_stable(M.VDM_DESC_PAGE + g, 128, 128),
+                            samples(M.VDM_SAMPLE_PAGE + g, 128, 128),
+                            self.regs.read_stable(M.VDM_THRESHOLD_PAGE + g, 128, 128),
+                            flags[32 * g:32 * g + 32], want, out)
+        finally:
+            if freeze:
+                self.regs.write(0x2F, M.VDM_CONTROL.offset, b"\x00")
+        if freeze:
+            self._poll("VDM UnfreezeDone", lambda: status_bit(M.VDM_UNFREEZE_DONE_BIT))
+        return to_lanes(out)
