@@ -42,6 +42,30 @@ class PrbsMixin:
                 out[ln] = (int.from_bytes(data[base:base + 8], "big"), int.from_bytes(data[base + 8:base + 16], "big"), t)
         return out
 
+    def _module_ber_f16(self, lanes: list[int]) -> dict[int, float]:
+        """The module's own BER per lane since the counter reset: DiagnosticsSelector 01h, 14h:192 +
+        2 bytes per lane, F16 (FBOSS ``DiagnosticFeatureEncoding::BER``, ``HOST_BER``,
+        ``QsfpModule::getBerFloatValue``): the confirmed encoding the unverified counters are checked
+        against."""
+        self._select_diag(M.DIAG_SEL_BER)
+        data = self.regs.read(0x14, M.HOST_BER_OFFSET, 16)
+        return {ln: M.f16_decode(int.from_bytes(data[2 * (ln - 1):2 * ln], "big")) for ln in lanes}
+
+    def _cross_check(self, lane: int, bits: int, errors: int, module_ber: float | None) -> None:
+        """ModuleError when the counters (selectors 02h/03h, layout unverified) and the module's own
+        F16 BER (selector 01h) disagree by more than 3x where either sees >= 10 errors: the counter
+        layout of this module then differs from the one eqtune assumes."""
+        if module_ber is None or bits <= 0:
+            return
+        counted = errors / bits
+        if max(errors, module_ber * bits) < 10:
+            return
+        if not module_ber / 3 <= counted <= module_ber * 3:
+            raise ModuleError(f"{self.resource}: lane {lane}: the PRBS error counters (DiagnosticsSelector 02h/03h) "
+                              f"give BER {counted:.2e} but the module's own BER (selector 01h) is {module_ber:.2e}; "
+                              "this module lays out its counters differently: measure with an external BERT and "
+                              "report the module's part number")
+
     def _lost_lock(self, lanes: list[int]) -> list[int]:
         """Lanes whose host checker loss-of-lock latch (14h:138, bit set = lost lock; FBOSS getPrbsStats)
         is set; reading clears the latch (CMIS latched flags are clear-on-read)."""
@@ -56,7 +80,9 @@ class PrbsMixin:
         (13h:177 bit 5 set then cleared, FBOSS ``clearTransceiverPrbsStats``), DiagnosticsSelector
         latch wait (200 ms, FBOSS), checker lock (14h:138 loss-of-lock latch read twice: the second
         read must be clear), counters before and after ``dwell_s``. Each lane's ``dwell_s`` is the
-        time between its two counter reads (lanes 1-4 and 5-8 need a selector switch each). A counter that went backwards
+        time between its two counter reads (lanes 1-4 and 5-8 need a selector switch each). The
+        counters (selectors 02h/03h, layout unverified) are cross-checked against the module's own F16
+        BER (selector 01h, FBOSS): a disagreement is a ModuleError, not a wrong number. A counter that went backwards
         (reset by someone else) or a lock lost during the dwell is a ModuleError, never clipped to 0.
         The checker enable is restored after.
         """
@@ -93,6 +119,7 @@ class PrbsMixin:
             self.transport.sleep(dwell_s)
             end = self._read_counters(lanes, reverse=True)  # the last selected group is read first
             lost = self._lost_lock(lanes)
+            module_ber = self._module_ber_f16(lanes)
         finally:
             if prev & mask != mask:
                 try:
@@ -113,4 +140,5 @@ class PrbsMixin:
                 raise ModuleError(f"{self.resource}: the PRBS checker counted no bits on lane {ln}: is the host "
                                   "sending PRBS31Q on that lane and is the data path activated?")
             out[ln] = BerCount(bits=bits, errors=errors, dwell_s=end[ln][2] - start[ln][2])
+            self._cross_check(ln, end[ln][0], end[ln][1], module_ber.get(ln))
         return out

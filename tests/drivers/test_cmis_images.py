@@ -217,3 +217,22 @@ def test_emulator_does_not_import_the_driver_map():
             "print('eqtune.drivers.cmis_map' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_counter_layout_is_cross_checked_against_the_module_ber():
+    """If a module laid out the 02h/03h counters differently (here: errors and bits swapped), the
+    comparison with its own F16 BER (selector 01h, FBOSS) stops the measurement."""
+    emu, mod = make("osfp8-both")
+    mod.apply_eq({1: {"tx_eq": 0}})  # BER ~1e-3: plenty of errors
+    assert mod.module_ber([1], 0.1)[1].ber > 1e-5
+    orig = emu._refresh_diag
+
+    def swapped() -> None:
+        orig()
+        if emu._byte(0x14, 128) == T.diag["errcnt_1_4"]:
+            d = emu.peek(0x14, 192, 16)
+            emu.poke(0x14, 192, d[8:16] + d[0:8])
+
+    emu._refresh_diag = swapped
+    with pytest.raises(ModuleError, match="lays out its counters differently"):
+        mod.module_ber([1], 0.1)
