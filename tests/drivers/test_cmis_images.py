@@ -142,6 +142,19 @@ def test_module_doctor_gives_the_right_apply_method(image):
     rep = json.loads(res.output)
     assert (rep["apply"]["trigger"], rep["apply"]["traffic_down"]) == EXPECTED[image]
     assert rep["prbs_ber"] == T.images[image]["diagnostics"]
+    text = CliRunner().invoke(main, ["module", "doctor", f"emu:c2m-10in?fast=1&settle_ms=0&image={image}"]).output
+    apply_line = next(line for line in text.splitlines() if line.startswith("apply"))
+    trigger, down = EXPECTED[image]
+    assert trigger in apply_line and ("DATA PATH GOES DOWN" in apply_line) == down
+    assert ("cannot      measure BER with its own PRBS checker" in text) != T.images[image]["diagnostics"]
+
+
+def test_module_doctor_bad_image_is_one_line_exit_2():
+    from eqtune.cli import main
+
+    res = CliRunner().invoke(main, ["module", "doctor", "emu:c2m-10in?image=qsfp-nope"])
+    assert res.exit_code == 2 and "unknown module image 'qsfp-nope'" in res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
 
 
 def test_neither_reconfiguration_is_refused_before_any_write():
