@@ -107,8 +107,11 @@ def test_drivers_scan_matches_definitions(runner, rig):
     assert rows[rig["bert"].resource]["definition"] == "keysight-m8040a"
     assert rows[rig["scope"].resource]["kind"] == "scope"
     assert rows[closed]["definition"] is None and "refused" in rows[closed]["error"]
+    # commands no public source confirms are named, so the FAE checks them on the instrument first
+    assert {"gate", "bit_counters"} <= set(rows[rig["bert"].resource]["unverified"])
     r = runner.invoke(main, args)
     assert "keysight-m8040a (bert)" in r.output and "unreachable" in r.output
+    assert "unverified command(s): analyzer_pattern, bit_counters, gate, pattern" in r.output
 
 
 def test_drivers_scan_unknown_idn(runner, rig):
