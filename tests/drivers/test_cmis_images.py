@@ -182,7 +182,8 @@ def test_explicit_control_stages_from_the_active_set():
     emu.poke(0x10, 160, b"\xff\xff")  # stale staged CDR bytes (never applied)
     active = emu.peek(0x11, 221, 2)
     mod.apply_eq({1: {"tx_eq": 4}})
-    assert emu.peek(0x11, 221, 2) == active  # the stale staged bytes did not reach the active set
+    # what was staged (and applied with ExplicitControl=1) is the active set's CDR bytes, not the stale ones
+    assert emu.peek(0x10, 160, 2) == active == emu.peek(0x11, 221, 2)
 
 
 def test_reserved_duration_code_is_none():
