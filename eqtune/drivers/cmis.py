@@ -616,6 +616,14 @@ class CmisModule:
         return out
 
 
+    # ------------------------------------------------------------------ module monitors
+    def temperature_c(self) -> float:
+        """Module temperature (C): lower memory bytes 14-15 TempMonValue, signed 16 bit, 1/256 C per
+        LSB (CMIS 5.2 s8.2.5 "Module-level monitors"; sonic-platform-common CmisMemMap
+        TEMPERATURE_FIELD @ (0x0, 14), size 2, format ">h", scale 256)."""
+        raw = self.regs.read(0, 14, 2)
+        return int.from_bytes(raw, "big", signed=True) / 256.0
+
     # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
     def vdm(self, lanes: list[int] | None = None) -> dict[int, dict[str, float]]:
         """Versatile Diagnostics Monitoring per lane: e.g. ``prefec_ber_host_input`` and

@@ -297,6 +297,8 @@ class EmulatedModule:
         with self._lock:
             fault = self._transaction("read")
             self._tick()
+            if offset < 16 and offset + n > 14:
+                self._temperature_monitor()
             out = bytearray()
             for o in range(offset, offset + n):
                 if o < 128:
@@ -555,6 +557,14 @@ class EmulatedModule:
                 data[base + 8:base + 16] = int(c["errors"]).to_bytes(8, "big")
         p14[M.DIAG_DATA_OFFSET - 128:] = data
 
+
+    # ------------------------------------------------------------------ module monitors
+    def _temperature_monitor(self) -> None:
+        """Lower memory bytes 14-15 TempMonValue (s16, 1/256 C; CMIS 5.2 s8.2.5, sonic CmisMemMap
+        TEMPERATURE_FIELD @ (0x0, 14)) from the link's thermal profile (35 C without one)."""
+        temp = getattr(self.link, "temperature_c", lambda: None)()
+        raw = int(round((35.0 if temp is None else temp) * 256.0))
+        self._lower[14:16] = max(-32768, min(32767, raw)).to_bytes(2, "big", signed=True)
 
     # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
     def _vdm_samples(self) -> None:

@@ -1,0 +1,195 @@
+"""The polling loop: every ``interval_s`` read every module (in parallel threads: the modules sit
+on separate buses, adapters or hosts), commit the interval to the store, update the exporter, run
+the detector per lane and report new findings with their evidence and the suggested action."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from eqtune.watch.detect import DetectConfig, Finding, assess_lane, suggest_action
+from eqtune.watch.observe import ModuleSample, read_module
+from eqtune.watch.targets import WatchTarget
+
+
+@dataclass
+class LaneStatus:
+    """The newest view of one lane (for the TUI and ``--json``)."""
+
+    resource: str
+    lane: int
+    temperature_c: float | None
+    esnr_db: float | None
+    prefec_ber: float | None
+    findings: list[Finding] = field(default_factory=list)
+    action: str = ""
+    esnr_hist: list[float] = field(default_factory=list)
+    ber_hist: list[float] = field(default_factory=list)
+    temp_hist: list[float] = field(default_factory=list)
+
+    def risk(self, cfg: DetectConfig) -> float:
+        """Larger = riskier: 100 per finding, plus how close eSNR is to its threshold (dB)."""
+        score = 100.0 * len(self.findings)
+        if self.esnr_db is not None:
+            score += max(0.0, 10.0 - (self.esnr_db - cfg.esnr_threshold))
+        return score
+
+
+@dataclass
+class IntervalReport:
+    interval: int
+    ts: float
+    samples: list[ModuleSample]
+    new_flags: list[dict[str, Any]]
+    active: set[tuple[str, int, str]]
+    lanes: list[LaneStatus]
+    duration_s: float
+
+
+class Watcher:
+    """Watch ``targets``. ``store`` (:class:`~eqtune.watch.store.WatchStore`) and ``exporter``
+    (:class:`~eqtune.watch.prom.PrometheusExporter`) are optional sinks; ``on_interval(report)`` is
+    called after each committed interval. ``opener(resource)`` opens a module (default
+    ``eqtune.drivers.cmis.open_module``); ``clock`` the timestamp source (Unix s; emulated time in
+    tests)."""
+
+    def __init__(self, targets: list[WatchTarget], *, interval_s: float = 1.0, store: Any = None,
+                 exporter: Any = None, cfg: DetectConfig = DetectConfig(),
+                 on_interval: Callable[[IntervalReport], None] | None = None,
+                 opener: Callable[[str], Any] | None = None, workers: int | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        if not targets:
+            from eqtune.errors import InputError
+
+            raise InputError("nothing to watch: give module resources, --fleet CSV or --from-push REPORT")
+        if interval_s <= 0:
+            from eqtune.errors import InputError
+
+            raise InputError(f"--interval {interval_s}: give a positive number of seconds")
+        self.targets = targets
+        self.interval_s = float(interval_s)
+        self.store = store
+        self.exporter = exporter
+        self.cfg = cfg
+        self.on_interval = on_interval
+        if opener is None:
+            from eqtune.drivers.cmis import open_module
+
+            opener = open_module
+        self.opener = opener
+        self.clock = clock
+        self.modules: dict[str, Any] = {}
+        self.history: dict[tuple[str, int], deque] = {}
+        self.raised: set[tuple[str, int, str]] = set()
+        self.interval = 0
+        self._pool = ThreadPoolExecutor(max_workers=workers or min(32, len(targets)), thread_name_prefix="watch")
+
+    # ------------------------------------------------------------------ one module
+    def _poll(self, target: WatchTarget) -> ModuleSample:
+        from eqtune.errors import EqtuneError
+
+        mod = self.modules.get(target.resource)
+        if mod is None:
+            try:
+                mod = self.opener(target.resource)
+                self.modules[target.resource] = mod
+            except (EqtuneError, OSError) as exc:
+                return ModuleSample(target.resource, self.clock(), None,
+                                    error=f"open: {str(exc).splitlines()[0][:300]}")
+        s = read_module(mod, target.resource, target.lanes, clock=self.clock)
+        if not s.ok:  # reopen next time (adapter reset, module re-seated)
+            self._drop(target.resource)
+        return s
+
+    def _drop(self, resource: str) -> None:
+        mod = self.modules.pop(resource, None)
+        if mod is not None:
+            try:
+                mod.close()
+            except Exception:  # noqa: BLE001 - already broken
+                pass
+
+    # ------------------------------------------------------------------ one interval
+    def poll_interval(self) -> IntervalReport:
+        t0 = time.perf_counter()
+        self.interval += 1
+        ts = self.clock()
+        samples = list(self._pool.map(self._poll, self.targets))
+        lanes, new_flags, active = self._detect(samples)
+        if self.store is not None:
+            self.store.append_interval(self.interval, ts, samples, new_flags)
+        if self.exporter is not None:
+            self.exporter.update(self.interval, samples, active)
+        rep = IntervalReport(self.interval, ts, samples, new_flags, active, lanes, time.perf_counter() - t0)
+        if self.on_interval is not None:
+            self.on_interval(rep)
+        return rep
+
+    def _detect(self, samples: list[ModuleSample]):
+        by_res = {t.resource: t for t in self.targets}
+        lanes: list[LaneStatus] = []
+        new_flags: list[dict[str, Any]] = []
+        active: set[tuple[str, int, str]] = set()
+        keep = self.cfg.window_s * 1.5
+        for s in samples:
+            tgt = by_res[s.resource]
+            for lane, vals in s.lanes.items():
+                key = (s.resource, lane)
+                h = self.history.setdefault(key, deque())
+                if s.ok:
+                    h.append((s.ts, s.temperature_c, vals.get("esnr_db"), vals.get("prefec_ber")))
+                while h and h[0][0] < s.ts - keep:
+                    h.popleft()
+                findings = assess_lane(list(h), self.cfg)
+                action = suggest_action(findings, channel=tgt.channel, profile=tgt.profile, hot_c=self.cfg.hot_c)
+                last = h[-1] if h else (s.ts, None, None, None)
+                st = LaneStatus(s.resource, lane, last[1], last[2], last[3], findings, action,
+                                [x[2] for x in h if x[2] is not None][-60:],
+                                [x[3] for x in h if x[3] is not None][-60:],
+                                [x[1] for x in h if x[1] is not None][-60:])
+                lanes.append(st)
+                for f in findings:
+                    fk = (s.resource, lane, f.kind)
+                    active.add(fk)
+                    if fk not in self.raised:
+                        self.raised.add(fk)
+                        new_flags.append({"ts": s.ts, "resource": s.resource, "lane": lane, "kind": f.kind,
+                                          "metric": f.metric, "evidence": f.evidence, "action": action,
+                                          "labels": tgt.labels})
+        lanes.sort(key=lambda x: -x.risk(self.cfg))
+        return lanes, new_flags, active
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, *, count: int | None = None, duration_s: float | None = None,
+            stop: threading.Event | None = None) -> None:
+        """Poll until ``count`` intervals, ``duration_s`` seconds or ``stop`` is set. Intervals start
+        on a fixed schedule; an interval that overruns makes the next one start at once (no burst of
+        catch-up polls)."""
+        stop = stop or threading.Event()
+        start = time.monotonic()
+        nxt = start
+        try:
+            while not stop.is_set():
+                if count is not None and self.interval >= count:
+                    break
+                if duration_s is not None and time.monotonic() - start >= duration_s:
+                    break
+                self.poll_interval()
+                nxt += self.interval_s
+                wait = nxt - time.monotonic()
+                if wait < 0:
+                    nxt = time.monotonic()
+                elif stop.wait(wait):
+                    break
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for res in list(self.modules):
+            self._drop(res)
+        self._pool.shutdown(wait=False)
