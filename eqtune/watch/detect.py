@@ -141,21 +141,26 @@ def assess_lane(history: list[tuple[float, float | None, float | None, float | N
         shown_thr = thr if metric == "esnr_db" else cfg.ber_threshold
         shown_now = now if metric == "esnr_db" else 10 ** -now
         base = {"metric": metric, "window_s": [float(t[0]), float(t[-1])], "samples": int(len(t)),
-                "threshold": shown_thr, "fitted_now": shown_now}
+                "threshold": float(shown_thr), "fitted_now": float(shown_now)}
         if now < thr:
             out.append(Finding("over_threshold", metric, {**base, "units": units}))
             continue
-        # trend toward the threshold
+        ok = ~np.isnan(temp)
+        # trend toward the threshold (with what the temperature did meanwhile)
         if fit.slope < 0 and abs(fit.t_stat) >= cfg.min_t_stat:
             tt = (now - thr) / -fit.slope
             if tt <= cfg.horizon_s:
                 kind = "esnr_trend" if metric == "esnr_db" else "ber_trend"
                 sign = 1.0 if metric == "esnr_db" else -1.0  # report BER slope as decades/s upward
-                out.append(Finding(kind, metric, {**base, "slope_per_s": sign * fit.slope,
-                                                  "slope_units": f"{units}/s" if metric == "esnr_db" else "decades/s",
-                                                  "t_stat": abs(fit.t_stat), "time_to_threshold_s": tt}))
+                ev = {**base, "slope_per_s": sign * fit.slope,
+                      "slope_units": f"{units}/s" if metric == "esnr_db" else "decades/s",
+                      "t_stat": abs(fit.t_stat), "time_to_threshold_s": float(tt)}
+                if ok.sum() >= 3:
+                    tc = temp[ok]
+                    ev["temp_change_c"] = float(tc[-1] - tc[0])
+                    ev["corr_with_dT_dt"] = pearson(np.diff(y[ok]), np.diff(tc))
+                out.append(Finding(kind, metric, ev))
         # margin vs temperature slope
-        ok = ~np.isnan(temp)
         if ok.sum() >= cfg.min_samples:
             tt_, tc, yy = t[ok], temp[ok], y[ok]
             swing = float(tc.max() - tc.min())
@@ -176,19 +181,21 @@ def assess_lane(history: list[tuple[float, float | None, float | None, float | N
                         "dT_dt_c_per_min": float(np.mean(dtc / np.where(dt > 0, dt, np.nan)) * 60.0)
                         if len(dt) else 0.0,
                         "hot_c": cfg.hot_c,
-                        "projected_at_hot": projected if metric == "esnr_db" else 10 ** -projected,
+                        "projected_at_hot": float(projected if metric == "esnr_db" else 10 ** -projected),
                     }))
     return out
 
 
 def suggest_action(findings: list[Finding], *, channel: str | None = None, profile: str | None = None,
                    hot_c: float = 70.0) -> str:
-    """What to do: thermal -> re-tune with temperature corners from the lane's profile/channel;
-    a drift without a temperature cause, or a lane already past the threshold with no thermal
+    """What to do: thermal (or a trend while the module warms and the margin follows) -> re-tune
+    with temperature corners from the lane's profile/channel; a drift without a temperature cause, or a lane already past the threshold with no thermal
     component -> swap (or reseat/clean) the module."""
     kinds = {f.kind for f in findings}
     hot = int(round(max(hot_c, 85.0)))
-    if "thermal" in kinds:
+    warming = any(f.evidence.get("temp_change_c", 0.0) >= 1.0 and f.evidence.get("corr_with_dT_dt", 0.0) <= -0.5
+                  for f in findings)
+    if "thermal" in kinds or warming:
         target = channel or "CHANNEL"
         src = f" (channel of profile {profile})" if profile and channel else (
             f" (use the channel of profile {profile})" if profile else "")

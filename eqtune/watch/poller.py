@@ -59,7 +59,7 @@ class Watcher:
     tests)."""
 
     def __init__(self, targets: list[WatchTarget], *, interval_s: float = 1.0, store: Any = None,
-                 exporter: Any = None, cfg: DetectConfig = DetectConfig(),
+                 exporter: Any = None, cfg: DetectConfig | None = None,
                  on_interval: Callable[[IntervalReport], None] | None = None,
                  opener: Callable[[str], Any] | None = None, workers: int | None = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -75,7 +75,7 @@ class Watcher:
         self.interval_s = float(interval_s)
         self.store = store
         self.exporter = exporter
-        self.cfg = cfg
+        self.cfg = cfg or DetectConfig()
         self.on_interval = on_interval
         if opener is None:
             from eqtune.drivers.cmis import open_module
