@@ -6,8 +6,8 @@ Per lane, over the last ``window_s`` seconds of samples (time, module temperatur
   BER (decades/s) against time; flagged when the slope points toward the threshold, is significant
   (|slope / standard error| >= ``min_t_stat``; ordinary least squares, e.g. Montgomery & Runger,
   Applied Statistics, 11-4) and the fitted line reaches the threshold within ``horizon_s``;
-* **thermal**: margin follows the temperature *slope*: Pearson correlation between the per-interval
-  changes of the margin and of the temperature (d/dt of both), with at least ``min_temp_swing_c`` of
+* **thermal**: margin follows the temperature *slope*: Pearson correlation between the changes of
+  the margin and of the temperature over a fifth of the window (d/dt of both), with at least ``min_temp_swing_c`` of
   swing in the window; flagged when |r| >= ``min_corr``, hotter is worse, and the margin extrapolated
   to ``hot_c`` along its temperature sensitivity (dB/C or decades/C, least squares vs temperature)
   crosses the threshold;
@@ -95,6 +95,12 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.sum(x * y) / d) if d > 0 else 0.0
 
 
+def _lag(n: int) -> int:
+    """Difference span (samples) for the d/dt series: a fifth of the window, so the per-sample
+    measurement noise (eSNR ~0.05-0.1 dB, Poisson BER) does not drown a slow ramp's slope."""
+    return max(1, n // 5)
+
+
 @dataclass(frozen=True)
 class Finding:
     """One reason to flag a lane: ``kind`` (see KINDS), ``metric`` ("esnr_db" or "log10_prefec_ber")
@@ -158,28 +164,27 @@ def assess_lane(history: list[tuple[float, float | None, float | None, float | N
                 if ok.sum() >= 3:
                     tc = temp[ok]
                     ev["temp_change_c"] = float(tc[-1] - tc[0])
-                    ev["corr_with_dT_dt"] = pearson(np.diff(y[ok]), np.diff(tc))
+                    yk, lag = y[ok], _lag(int(ok.sum()))
+                    ev["corr_with_dT_dt"] = pearson(yk[lag:] - yk[:-lag], tc[lag:] - tc[:-lag])
                 out.append(Finding(kind, metric, ev))
         # margin vs temperature slope
         if ok.sum() >= cfg.min_samples:
             tt_, tc, yy = t[ok], temp[ok], y[ok]
             swing = float(tc.max() - tc.min())
             if swing >= cfg.min_temp_swing_c:
-                dy, dtc = np.diff(yy), np.diff(tc)
-                r_dt = pearson(dy, dtc)
+                lag = _lag(len(yy))
+                r_dt = pearson(yy[lag:] - yy[:-lag], tc[lag:] - tc[:-lag])
                 sens = linear_fit(tc, yy)
                 t_now = float(tc[-1])
                 projected = now + sens.slope * (cfg.hot_c - t_now)
                 if r_dt <= -cfg.min_corr and sens.slope < 0 and projected < thr:
-                    dt = np.diff(tt_)
                     out.append(Finding("thermal", metric, {
                         **base,
                         "corr_with_dT_dt": r_dt,
                         "sensitivity_per_c": (sens.slope if metric == "esnr_db" else -sens.slope),
                         "sensitivity_units": "dB/C" if metric == "esnr_db" else "decades/C",
                         "temp_range_c": [float(tc.min()), float(tc.max())],
-                        "dT_dt_c_per_min": float(np.mean(dtc / np.where(dt > 0, dt, np.nan)) * 60.0)
-                        if len(dt) else 0.0,
+                        "dT_dt_c_per_min": float(linear_fit(tt_ - tt_[0], tc).slope * 60.0),
                         "hot_c": cfg.hot_c,
                         "projected_at_hot": float(projected if metric == "esnr_db" else 10 ** -projected),
                     }))
