@@ -51,6 +51,7 @@ class DetectConfig:
     min_corr: float = 0.7
     min_temp_swing_c: float = 2.0
     min_t_stat: float = 3.0
+    max_points: int = 60
 
     @property
     def esnr_threshold(self) -> float:
@@ -95,6 +96,18 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.sum(x * y) / d) if d > 0 else 0.0
 
 
+def _binned(t: np.ndarray, temp: np.ndarray, y: np.ndarray, max_points: int):
+    """Average consecutive samples into at most ``max_points`` bins (a 300 s window at 1 s is 300
+    samples; the fits need far fewer, and averaging lowers the per-sample noise)."""
+    n = len(t)
+    if n <= max_points:
+        return t, temp, y
+    edges = np.linspace(0, n, max_points + 1).astype(int)[:-1]
+    counts = np.diff(np.append(edges, n))
+    with np.errstate(invalid="ignore"):
+        return tuple(np.add.reduceat(a, edges) / counts for a in (t, temp, y))
+
+
 def _lag(n: int) -> int:
     """Difference span (samples) for the d/dt series: a fifth of the window, so the per-sample
     measurement noise (eSNR ~0.05-0.1 dB, Poisson BER) does not drown a slow ramp's slope."""
@@ -111,21 +124,25 @@ class Finding:
     evidence: dict[str, Any]
 
 
-def _series(history: list[tuple[float, float | None, float | None, float | None]], metric: str):
-    """(t, temp, y) arrays for ``metric`` where the value is present; y is "higher is better":
-    eSNR dB, or -log10(pre-FEC BER)."""
-    rows = []
-    for ts, temp, esnr, ber in history:
-        if metric == "esnr_db":
-            v = esnr
-        else:
-            v = -math.log10(ber) if ber is not None and ber > 0 else None
-        if v is not None:
-            rows.append((ts, temp, v))
-    if not rows:
-        return np.empty(0), np.empty(0), np.empty(0)
-    a = np.asarray([(t, np.nan if tc is None else tc, v) for t, tc, v in rows], dtype=float)
-    return a[:, 0], a[:, 1], a[:, 2]
+def _as_array(history: list[tuple[float, float | None, float | None, float | None]]) -> np.ndarray:
+    """History rows -> float array (n, 4), None -> NaN."""
+    nan = math.nan
+    return np.array([(ts, nan if tc is None else tc, nan if e is None else e, nan if b is None else b)
+                     for ts, tc, e, b in history], dtype=float).reshape(-1, 4)
+
+
+def _series(arr: np.ndarray, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(t, temp, y) for ``metric`` where the value is present; y is "higher is better":
+    eSNR dB, or -log10(pre-FEC BER) (BER readings of 0, no errors counted, are left out)."""
+    if metric == "esnr_db":
+        y = arr[:, 2]
+        ok = ~np.isnan(y)
+    else:
+        ber = arr[:, 3]
+        ok = ber > 0  # NaN compares False
+        y = np.full(len(ber), np.nan)
+        y[ok] = -np.log10(ber[ok])
+    return arr[ok, 0], arr[ok, 1], y[ok]
 
 
 def assess_lane(history: list[tuple[float, float | None, float | None, float | None]],
@@ -134,19 +151,21 @@ def assess_lane(history: list[tuple[float, float | None, float | None, float | N
     (None where not advertised or unreadable); only the last ``window_s`` seconds are used."""
     if not history:
         return []
-    t_end = history[-1][0]
-    recent = [h for h in history if h[0] >= t_end - cfg.window_s]
+    arr = _as_array(history)
+    recent = arr[arr[:, 0] >= arr[-1, 0] - cfg.window_s]
     out: list[Finding] = []
     for metric, thr, units in (("esnr_db", cfg.esnr_threshold, "dB"),
                                ("log10_prefec_ber", -math.log10(cfg.ber_threshold), "decades")):
         t, temp, y = _series(recent, metric)
         if len(t) < cfg.min_samples:
             continue
+        n_raw = len(t)
+        t, temp, y = _binned(t, temp, y, cfg.max_points)
         fit = linear_fit(t - t[0], y)
         now = fit.intercept + fit.slope * (t[-1] - t[0])
         shown_thr = thr if metric == "esnr_db" else cfg.ber_threshold
         shown_now = now if metric == "esnr_db" else 10 ** -now
-        base = {"metric": metric, "window_s": [float(t[0]), float(t[-1])], "samples": int(len(t)),
+        base = {"metric": metric, "window_s": [float(t[0]), float(t[-1])], "samples": int(n_raw),
                 "threshold": float(shown_thr), "fitted_now": float(shown_now)}
         if now < thr:
             out.append(Finding("over_threshold", metric, {**base, "units": units}))
