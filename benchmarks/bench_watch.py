@@ -89,7 +89,7 @@ def bench(n: int, intervals: int) -> dict:
             w.poll_interval()  # open the modules (not part of the steady state)
             # steady state of a long watch: a full default window (300 s at 1 s = 300 samples) per lane
             now = time.time()
-            for key, h in w.history.items():
+            for h in w.history.values():
                 last = h[-1]
                 h.extendleft((now - 300.0 + i, last[1], last[2], last[3]) for i in range(299, -1, -1))
             wall, cpu = [], []
