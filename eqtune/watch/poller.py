@@ -17,6 +17,18 @@ from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
 
 
+def bus_key(resource: str) -> str:
+    """The shared bus of a module resource: ``i2c:1@0x50`` -> ``i2c:1``, ``ftdi://ftdi:232h/1@0x50`` ->
+    ``ftdi://ftdi:232h/1``, ``optoe:/sys/bus/i2c/devices/11-0050/eeprom`` -> ``optoe:11``; others
+    (``net:HOST:PORT``, ``emu:``) are their own bus."""
+    import re
+
+    if resource.startswith(("i2c:", "ftdi://")):
+        return resource.split("@", 1)[0]
+    m = re.search(r"/(\d+)-00[0-9a-fA-F]{2}/", resource) if resource.startswith("optoe:") else None
+    return f"optoe:{m.group(1)}" if m else resource
+
+
 @dataclass
 class LaneStatus:
     """The newest view of one lane (for the TUI and ``--json``)."""
@@ -87,10 +99,17 @@ class Watcher:
         self.history: dict[tuple[str, int], deque] = {}
         self.raised: set[tuple[str, int, str]] = set()
         self.interval = 0
+        self._bus_locks = {bus_key(t.resource): threading.Lock() for t in targets}
         self._pool = ThreadPoolExecutor(max_workers=workers or min(32, len(targets)), thread_name_prefix="watch")
 
     # ------------------------------------------------------------------ one module
     def _poll(self, target: WatchTarget) -> ModuleSample:
+        # modules that share a bus (i2c:1@0x50 and i2c:1@0x51, one FTDI adapter, one optoe bus) are
+        # polled one at a time: their page selects would interleave
+        with self._bus_locks[bus_key(target.resource)]:
+            return self._poll_locked(target)
+
+    def _poll_locked(self, target: WatchTarget) -> ModuleSample:
         from eqtune.errors import EqtuneError
 
         mod = self.modules.get(target.resource)

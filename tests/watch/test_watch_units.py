@@ -161,3 +161,13 @@ def test_cli_json_lines_over_a_fleet_csv(tmp_path):
     assert all(d["lanes"]["1"]["ltp_db"] == NOT_ADVERTISED and isinstance(d["lanes"]["1"]["esnr_db"], float)
                for d in samples)
     assert [d["interval"] for d in rows if d["type"] == "interval"] == [1, 2, 3]
+
+
+def test_bus_key_serializes_modules_on_one_bus():
+    from eqtune.watch.poller import bus_key
+
+    assert bus_key("i2c:1@0x50") == bus_key("i2c:1@0x51") == "i2c:1"
+    assert bus_key("i2c:2@0x50") != bus_key("i2c:1@0x50")
+    assert bus_key("ftdi://ftdi:232h/1@0x50") == "ftdi://ftdi:232h/1"
+    assert bus_key("optoe:/sys/bus/i2c/devices/11-0050/eeprom") == "optoe:11"
+    assert bus_key("net:127.0.0.1:7700") != bus_key("net:127.0.0.1:7701")
