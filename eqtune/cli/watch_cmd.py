@@ -120,12 +120,16 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
         from eqtune.watch.poller import Watcher
 
         on_interval = _json_lines if as_json else _text_lines(len(targets), store, exporter)
+        progress = None if as_json or not sys.stdout.isatty() or len(targets) < 8 else _FirstScanProgress(len(targets))
         watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
-                          on_interval=on_interval)
+                          on_interval=on_interval, on_module=progress)
         try:
             watcher.run(count=count, duration_s=duration_s, stop=stop)
         except KeyboardInterrupt:
             stop.set()
+        finally:
+            if progress is not None:
+                progress.close()
         if not as_json:
             _summary(watcher)
     finally:
@@ -135,6 +139,32 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
             store.close()
         if fleet is not None:
             fleet.stop()
+
+
+class _FirstScanProgress:
+    """A rich progress bar over the first scan (opening every module is the long one)."""
+
+    def __init__(self, total: int) -> None:
+        from rich.progress import Progress
+
+        self.progress = Progress(transient=True)
+        self.task = self.progress.add_task("first scan: opening modules", total=total)
+        self.progress.start()
+        self.done = 0
+        self.total = total
+
+    def __call__(self, sample) -> None:
+        if self.progress is None:
+            return
+        self.done += 1
+        self.progress.advance(self.task)
+        if self.done >= self.total:
+            self.close()
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
 
 
 def _json_lines(rep) -> None:

@@ -68,13 +68,14 @@ class Watcher:
     (:class:`~eqtune.watch.prom.PrometheusExporter`) are optional sinks; ``on_interval(report)`` is
     called after each committed interval. ``opener(resource)`` opens a module (default
     ``eqtune.drivers.cmis.open_module``); ``clock`` the timestamp source (Unix s; emulated time in
-    tests)."""
+    tests); ``on_module(sample)`` is called from the worker thread as each module answers (progress)."""
 
     def __init__(self, targets: list[WatchTarget], *, interval_s: float = 1.0, store: Any = None,
                  exporter: Any = None, cfg: DetectConfig | None = None,
                  on_interval: Callable[[IntervalReport], None] | None = None,
                  opener: Callable[[str], Any] | None = None, workers: int | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 on_module: Callable[[ModuleSample], None] | None = None) -> None:
         if not targets:
             from eqtune.errors import InputError
 
@@ -95,6 +96,7 @@ class Watcher:
             opener = open_module
         self.opener = opener
         self.clock = clock
+        self.on_module = on_module
         self.modules: dict[str, Any] = {}
         self.history: dict[tuple[str, int], deque] = {}
         self.raised: set[tuple[str, int, str]] = set()
@@ -107,7 +109,10 @@ class Watcher:
         # modules that share a bus (i2c:1@0x50 and i2c:1@0x51, one FTDI adapter, one optoe bus) are
         # polled one at a time: their page selects would interleave
         with self._bus_locks[bus_key(target.resource)]:
-            return self._poll_locked(target)
+            s = self._poll_locked(target)
+        if self.on_module is not None:
+            self.on_module(s)
+        return s
 
     def _poll_locked(self, target: WatchTarget) -> ModuleSample:
         from eqtune.errors import EqtuneError
