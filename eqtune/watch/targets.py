@@ -7,7 +7,8 @@ Fleet CSV (header row, case-insensitive; extra columns kept as labels)::
     i2c:1@0x50,gpu-rack3-08,osfp2,1-4,,
 
 ``resource`` is required (``i2c:``, ``optoe:``, ``ftdi://``, ``net:``, ``emu:``); ``lanes`` (e.g.
-``1-4`` or ``1,3``; default all), ``channel`` and ``profile`` feed the suggested re-tune command.
+``1-4`` or ``1,3``; default all), ``channel`` and ``profile`` feed the suggested re-tune command
+(without ``channel``, the channel the profile was tuned on).
 Several CSV rows with one resource merge their lanes. A push report (``eqtune profile push --json``)
 gives its ``results[].resource`` (every module the profile went to).
 """
@@ -77,10 +78,27 @@ def from_csv(path: str | Path) -> list[WatchTarget]:
         t = targets.get(res)
         if t is None:
             labels = {k: v for k, v in r.items() if k not in ("resource", "lanes", "channel", "profile") and v}
-            targets[res] = WatchTarget(res, lanes, r.get("channel") or None, r.get("profile") or None, labels)
+            channel, profile = r.get("channel") or None, r.get("profile") or None
+            if profile and not channel:
+                channel = _profile_channel(profile, p.parent, f"fleet CSV {p} line {i}")
+            targets[res] = WatchTarget(res, lanes, channel, profile, labels)
         elif t.lanes is not None:
             t.lanes = None if lanes is None else sorted(set(t.lanes) | set(lanes))
     return list(targets.values())
+
+
+def _profile_channel(profile: str, base: Path, where: str) -> str | None:
+    """The channel a tuning profile was tuned on (for the suggested re-tune), relative paths from the CSV's folder."""
+    from eqtune.errors import EqtuneError
+    from eqtune.session.profile import Profile
+
+    path = Path(profile)
+    if not path.is_absolute() and not path.exists():
+        path = base / path
+    try:
+        return Profile.load(path).channel
+    except EqtuneError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def from_push_report(path: str | Path) -> list[WatchTarget]:

@@ -171,3 +171,21 @@ def test_bus_key_serializes_modules_on_one_bus():
     assert bus_key("ftdi://ftdi:232h/1@0x50") == "ftdi://ftdi:232h/1"
     assert bus_key("optoe:/sys/bus/i2c/devices/11-0050/eeprom") == "optoe:11"
     assert bus_key("net:127.0.0.1:7700") != bus_key("net:127.0.0.1:7701")
+
+
+def test_fleet_csv_profile_gives_the_retune_channel(tmp_path):
+    from eqtune.session.profile import Profile
+    from eqtune.watch.targets import from_csv
+
+    prof = Profile.from_identity({"vendor": "ACME", "pn": "OSFP-800G", "oui": "", "rev": "", "firmware": ""},
+                                 {1: {"rx_post": 3}}, channel="c2m-16in")
+    prof.save(tmp_path / "p.json")
+    csv = tmp_path / "fleet.csv"
+    csv.write_text("resource,profile\ni2c:1@0x50,p.json\ni2c:2@0x50,missing.json\n")
+    from eqtune.errors import InputError
+
+    with pytest.raises(InputError, match="line 3"):
+        from_csv(csv)
+    csv.write_text("resource,profile\ni2c:1@0x50,p.json\n")
+    (t,) = from_csv(csv)
+    assert t.channel == "c2m-16in" and t.profile == "p.json"
