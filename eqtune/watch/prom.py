@@ -53,6 +53,7 @@ class PrometheusExporter:
         self.interval = Gauge("eqtune_watch_interval", "last committed interval", registry=self.registry)
         self._server: Any = None
         self._flags: set[tuple[str, int, str]] = set()
+        self._lanes: dict[str, set[int]] = {}
 
     def start(self) -> PrometheusExporter:
         from prometheus_client import start_http_server
@@ -69,12 +70,25 @@ class PrometheusExporter:
     def update(self, interval: int, samples: list[ModuleSample], active_flags: set[tuple[str, int, str]]) -> None:
         for s in samples:
             self.up.labels(s.resource).set(1 if s.ok else 0)
-            if s.temperature_c is not None and s.ok:
+            if not s.ok:  # no stale numbers for a module that stopped answering
+                for lane in self._lanes.pop(s.resource, ()):
+                    for g in self.gauges.values():
+                        try:
+                            g.remove(s.resource, str(lane))
+                        except KeyError:
+                            pass
+                try:
+                    self.temp.remove(s.resource)
+                except KeyError:
+                    pass
+                continue
+            self._lanes[s.resource] = set(s.lanes)
+            if s.temperature_c is not None:
                 self.temp.labels(s.resource).set(s.temperature_c)
             for lane, vals in s.lanes.items():
                 for obs, v in vals.items():
                     g = self.gauges[obs]
-                    if v is None or not s.ok:
+                    if v is None:
                         try:
                             g.remove(s.resource, str(lane))
                         except KeyError:

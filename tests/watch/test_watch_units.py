@@ -189,3 +189,26 @@ def test_fleet_csv_profile_gives_the_retune_channel(tmp_path):
     csv.write_text("resource,profile\ni2c:1@0x50,p.json\n")
     (t,) = from_csv(csv)
     assert t.channel == "c2m-16in" and t.profile == "p.json"
+
+
+def test_prometheus_drops_a_module_that_stops_answering():
+    import urllib.request
+
+    from eqtune.watch.observe import ModuleSample, adapt_vdm
+    from eqtune.watch.prom import PrometheusExporter, parse_metrics
+
+    exp = PrometheusExporter("127.0.0.1", 0).start()
+    try:
+        good = ModuleSample("net:a:1", 1.0, 40.0, adapt_vdm({1: {"esnr_host_input_db": 20.0}}, [1]))
+        exp.update(1, [good], set())
+        scrape = lambda: parse_metrics(urllib.request.urlopen(f"http://127.0.0.1:{exp.port}/metrics", timeout=5).read().decode())  # noqa: E731
+        m = scrape()
+        assert m[("eqtune_lane_esnr_db", (("lane", "1"), ("resource", "net:a:1")))] == 20.0
+        assert ("eqtune_lane_prefec_ber", (("lane", "1"), ("resource", "net:a:1"))) not in m  # not advertised
+        exp.update(2, [ModuleSample("net:a:1", 2.0, None, error="timeout")], set())
+        m = scrape()
+        assert not any(n == "eqtune_lane_esnr_db" for n, _ in m)
+        assert m[("eqtune_module_up", (("resource", "net:a:1"),))] == 0.0
+        assert ("eqtune_module_temperature_celsius", (("resource", "net:a:1"),)) not in m
+    finally:
+        exp.stop()
