@@ -145,13 +145,14 @@ def _series(arr: np.ndarray, metric: str) -> tuple[np.ndarray, np.ndarray, np.nd
     return arr[ok, 0], arr[ok, 1], y[ok]
 
 
-def assess_lane(history: list[tuple[float, float | None, float | None, float | None]],
+def assess_lane(history: list[tuple[float, float | None, float | None, float | None]] | np.ndarray,
                 cfg: DetectConfig = DetectConfig()) -> list[Finding]:
     """Findings for one lane. ``history`` = [(ts_s, temperature_c, esnr_db, prefec_ber)], oldest first
-    (None where not advertised or unreadable); only the last ``window_s`` seconds are used."""
-    if not history:
+    (None where not advertised or unreadable), or the same as an (n, 4) float array with NaN; only
+    the last ``window_s`` seconds are used."""
+    if len(history) == 0:
         return []
-    arr = _as_array(history)
+    arr = history if isinstance(history, np.ndarray) else _as_array(history)
     recent = arr[arr[:, 0] >= arr[-1, 0] - cfg.window_s]
     out: list[Finding] = []
     for metric, thr, units in (("esnr_db", cfg.esnr_threshold, "dB"),

@@ -6,15 +6,64 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from eqtune.watch.detect import DetectConfig, Finding, assess_lane, suggest_action
 from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
+
+
+class LaneHistory:
+    """One lane's samples as rows (ts, temperature_c, esnr_db, prefec_ber) in a growing numpy buffer,
+    NaN = not available; ``trim`` drops rows older than a time, ``array()`` is a view, oldest first."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._buf = np.full((capacity, 4), np.nan)
+        self._start = 0
+        self._end = 0
+
+    def __len__(self) -> int:
+        return self._end - self._start
+
+    def append(self, ts: float, temp: float | None, esnr: float | None, ber: float | None) -> None:
+        if self._end == len(self._buf):
+            n = len(self)
+            if n * 2 > len(self._buf):  # grow; else compact in place
+                self._buf = np.concatenate([self._buf, np.full_like(self._buf, np.nan)])
+            self._buf[:n] = self._buf[self._start:self._end]
+            self._start, self._end = 0, n
+        self._buf[self._end] = (ts, np.nan if temp is None else temp, np.nan if esnr is None else esnr,
+                                np.nan if ber is None else ber)
+        self._end += 1
+
+    def extend_before(self, rows: np.ndarray) -> None:
+        """Insert older rows ahead of the current ones (benchmarks pre-fill a full window)."""
+        cur = self.array().copy()
+        rows = np.asarray(rows, dtype=float).reshape(-1, 4)
+        self._buf = np.full((max(256, 2 * (len(rows) + len(cur))), 4), np.nan)
+        self._buf[:len(rows)] = rows
+        self._buf[len(rows):len(rows) + len(cur)] = cur
+        self._start, self._end = 0, len(rows) + len(cur)
+
+    def trim(self, t_min: float) -> None:
+        ts = self._buf[self._start:self._end, 0]
+        self._start += int(np.searchsorted(ts, t_min, side="left"))
+
+    def array(self) -> np.ndarray:
+        return self._buf[self._start:self._end]
+
+
+def _opt(v: float) -> float | None:
+    return None if np.isnan(v) else float(v)
+
+
+def _present(col: np.ndarray, n: int = 60) -> list[float]:
+    return [float(x) for x in col[~np.isnan(col)][-n:]]
 
 
 def bus_key(resource: str) -> str:
@@ -98,7 +147,7 @@ class Watcher:
         self.clock = clock
         self.on_module = on_module
         self.modules: dict[str, Any] = {}
-        self.history: dict[tuple[str, int], deque] = {}
+        self.history: dict[tuple[str, int], LaneHistory] = {}
         self.raised: set[tuple[str, int, str]] = set()
         self.interval = 0
         self._bus_locks = {bus_key(t.resource): threading.Lock() for t in targets}
@@ -164,18 +213,16 @@ class Watcher:
             tgt = by_res[s.resource]
             for lane, vals in s.lanes.items():
                 key = (s.resource, lane)
-                h = self.history.setdefault(key, deque())
+                h = self.history.setdefault(key, LaneHistory())
                 if s.ok:
-                    h.append((s.ts, s.temperature_c, vals.get("esnr_db"), vals.get("prefec_ber")))
-                while h and h[0][0] < s.ts - keep:
-                    h.popleft()
-                findings = assess_lane(list(h), self.cfg)
+                    h.append(s.ts, s.temperature_c, vals.get("esnr_db"), vals.get("prefec_ber"))
+                h.trim(s.ts - keep)
+                arr = h.array()
+                findings = assess_lane(arr, self.cfg)
                 action = suggest_action(findings, channel=tgt.channel, profile=tgt.profile, hot_c=self.cfg.hot_c)
-                last = h[-1] if h else (s.ts, None, None, None)
-                st = LaneStatus(s.resource, lane, last[1], last[2], last[3], findings, action,
-                                [x[2] for x in h if x[2] is not None][-60:],
-                                [x[3] for x in h if x[3] is not None][-60:],
-                                [x[1] for x in h if x[1] is not None][-60:])
+                last = arr[-1] if len(arr) else np.array([s.ts, np.nan, np.nan, np.nan])
+                st = LaneStatus(s.resource, lane, _opt(last[1]), _opt(last[2]), _opt(last[3]), findings, action,
+                                _present(arr[:, 2]), _present(arr[:, 3]), _present(arr[:, 1]))
                 lanes.append(st)
                 for f in findings:
                     fk = (s.resource, lane, f.kind)

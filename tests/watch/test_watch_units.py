@@ -212,3 +212,17 @@ def test_prometheus_drops_a_module_that_stops_answering():
         assert ("eqtune_module_temperature_celsius", (("resource", "net:a:1"),)) not in m
     finally:
         exp.stop()
+
+
+def test_lane_history_buffer_keeps_order_through_growth_and_trim():
+    from eqtune.watch.poller import LaneHistory
+
+    h = LaneHistory(capacity=4)
+    for i in range(10):
+        h.append(float(i), 25.0 + i, None if i % 2 else 20.0, 1e-6)
+        h.trim(i - 4.5)
+    a = h.array()
+    assert a[:, 0].tolist() == [5.0, 6.0, 7.0, 8.0, 9.0]
+    assert np.isnan(a[0, 2]) and a[1, 2] == 20.0 and a[-1, 1] == 34.0
+    h.extend_before(np.array([[3.0, 1.0, 2.0, 3.0], [4.0, 1.0, 2.0, 3.0]]))
+    assert h.array()[:, 0].tolist() == [3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
