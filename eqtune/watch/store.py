@@ -25,8 +25,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from eqtune.errors import InputError
+from eqtune.errors import EqtuneError, InputError
 from eqtune.watch.observe import ModuleSample
+
+
+class WatchStoreError(EqtuneError):
+    """The SQLite store cannot take an interval (disk full, file removed, read-only medium)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, argv TEXT);
@@ -94,17 +98,25 @@ class WatchStore:
         fl = [(rid, interval, f["ts"], f["resource"], f["lane"], f["kind"], json.dumps(f["evidence"]),
                f.get("action")) for f in flags]
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("INSERT INTO intervals VALUES(?, ?, ?)", (rid, interval, ts))
-            db.executemany("INSERT INTO polls VALUES(?, ?, ?, ?, ?, ?, ?, ?)", polls)
-            db.executemany("INSERT INTO samples VALUES(?, ?, ?, ?, ?, ?, ?)", rows)
-            db.executemany("INSERT OR REPLACE INTO advertised VALUES(?, ?, ?, ?)", adv)
-            db.executemany("INSERT INTO flags VALUES(?, ?, ?, ?, ?, ?, ?, ?)", fl)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("INSERT INTO intervals VALUES(?, ?, ?)", (rid, interval, ts))
+                db.executemany("INSERT INTO polls VALUES(?, ?, ?, ?, ?, ?, ?, ?)", polls)
+                db.executemany("INSERT INTO samples VALUES(?, ?, ?, ?, ?, ?, ?)", rows)
+                db.executemany("INSERT OR REPLACE INTO advertised VALUES(?, ?, ?, ?)", adv)
+                db.executemany("INSERT INTO flags VALUES(?, ?, ?, ?, ?, ?, ?, ?)", fl)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            lost = {(a[0], a[1], a[2]) for a in adv}  # not stored: re-send with the next interval
+            self._advertised = {k: v for k, v in self._advertised.items() if k not in lost}
+            raise WatchStoreError(
+                f"watch store {self.path}: {exc} while writing interval {interval}; intervals before it are "
+                "safe in the file; free space or give another --db, then run again") from None
 
     def close(self) -> None:
         self.db.close()

@@ -226,3 +226,36 @@ def test_lane_history_buffer_keeps_order_through_growth_and_trim():
     assert np.isnan(a[0, 2]) and a[1, 2] == 20.0 and a[-1, 1] == 34.0
     h.extend_before(np.array([[3.0, 1.0, 2.0, 3.0], [4.0, 1.0, 2.0, 3.0]]))
     assert h.array()[:, 0].tolist() == [3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+
+
+def test_disk_full_mid_watch_is_one_clear_error_and_keeps_earlier_intervals(tmp_path):
+    import sqlite3
+
+    from eqtune.errors import EqtuneError
+    from eqtune.watch.fleet import FleetSpec, start_fleet
+    from eqtune.watch.poller import Watcher
+    from eqtune.watch.store import WatchStore
+    from eqtune.watch.targets import WatchTarget
+
+    db = tmp_path / "w.sqlite"
+    store = WatchStore(db)
+    with start_fleet(FleetSpec(modules=2, planted=[], stable_marginal=[])) as fleet:
+        w = Watcher([WatchTarget(r) for r in fleet.resources], store=store)
+        for _ in range(3):
+            w.poll_interval()
+        # the medium fills up: SQLite's own "database or disk is full" (max_page_count = pages in use)
+        used = store.db.execute("PRAGMA page_count").fetchone()[0]
+        store.db.execute(f"PRAGMA max_page_count = {used}")
+        with pytest.raises(EqtuneError, match="intervals before it are safe") as err:
+            for _ in range(50):
+                w.poll_interval()
+        w.close()
+    store.close()
+    import re
+
+    failed = int(re.search(r"while writing interval (\d+)", str(err.value)).group(1))
+    assert failed >= 4 and "database or disk is full" in str(err.value)
+    con = sqlite3.connect(str(db))
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert [r[0] for r in con.execute("SELECT interval FROM intervals")] == list(range(1, failed))
+    assert con.execute("SELECT COUNT(*) FROM polls").fetchone()[0] == 2 * (failed - 1)
