@@ -327,6 +327,7 @@ class EmulatedLink:
         self.rate_gbd = float(rate_gbd) if rate_gbd else baud
         self.modulation = modulation or mod
         self.thermal: ThermalState | None = None
+        self._fec_acc: dict[tuple[int, str], dict[str, float]] = {}
 
     # ------------------------------------------------------------------ thermal model
     def set_thermal(self, profile: ThermalProfile | str, *, clock: Callable[[], float] | None = None,
@@ -368,6 +369,48 @@ class EmulatedLink:
             return 0.0
         t = self.temperature_c() if temp_c is None else float(temp_c)
         return float(th.loss_vs_t(t)) + th.lane_tempco_db_per_c.get(lane, 0.0) * (t - th.ref_c)
+
+    def fec_counters(self, lane: int, path: str = "module_rx") -> dict[str, int]:
+        """Cumulative FEC-side counters of ``lane`` (what a module's VDM FEC/errored-frame observables
+        count): ``bits``, pre-FEC ``bit_errors``, RS(544,514) ``codewords`` (5440 bits each) and
+        ``uncorrectable`` codewords, accumulated since the first call over the link's clock (the
+        thermal clock and time scale when set). Each call adds the time since the previous one at the
+        mean of the BER then and now (trapezoid: the BER follows the temperature), Poisson-noised
+        unless ``noise=False``; uncorrectable codewords at the codeword error ratio of independent
+        symbol errors (``eqtune.eye.fec``; the module's host-input DSP taps are unknown)."""
+        import time as _time
+
+        from eqtune.eye.fec import fec_analysis
+
+        self._check_lane(lane)
+        th = self.thermal
+        now = (th.clock() - th.t0) * th.time_scale if th is not None else _time.monotonic()
+        ber = self.ber(lane, path)
+        bps = self.bit_rate_bps
+        # PAM4 symbol error ratio ~ 2 x BER with Gray coding (one bit per symbol error)
+        cer = fec_analysis([], min(2.0 * ber, 0.7)).codeword_error_ratio if ber > 0 else 0.0
+        with self._lock:
+            acc = self._fec_acc.setdefault((lane, path), {"t": now, "ber": ber, "cer": cer, "bits": 0,
+                                                          "bit_errors": 0, "codewords": 0, "uncorrectable": 0,
+                                                          "frac_bits": 0.0})
+            dt = max(0.0, now - acc["t"])
+            bits_f = bps * dt + acc["frac_bits"]
+            bits = int(bits_f)
+            acc["frac_bits"] = bits_f - bits
+            mean_err = 0.5 * (acc["ber"] + ber) * bits
+            cw_before = acc["bits"] // 5440
+            acc["bits"] += bits
+            new_cw = acc["bits"] // 5440 - cw_before
+            mean_unc = 0.5 * (acc["cer"] + cer) * new_cw
+            if self.noise:
+                acc["bit_errors"] += int(self._rng.poisson(mean_err))
+                acc["uncorrectable"] += int(self._rng.poisson(mean_unc))
+            else:
+                acc["bit_errors"] += int(round(mean_err))
+                acc["uncorrectable"] += int(round(mean_unc))
+            acc["codewords"] += new_cw
+            acc["t"], acc["ber"], acc["cer"] = now, ber, cer
+            return {k: int(acc[k]) for k in ("bits", "bit_errors", "codewords", "uncorrectable")}
 
     # ------------------------------------------------------------------ codes
     def _check_lane(self, lane: int) -> None:

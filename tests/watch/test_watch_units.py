@@ -259,3 +259,42 @@ def test_disk_full_mid_watch_is_one_clear_error_and_keeps_earlier_intervals(tmp_
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert [r[0] for r in con.execute("SELECT interval FROM intervals")] == list(range(1, failed))
     assert con.execute("SELECT COUNT(*) FROM polls").fetchone()[0] == 2 * (failed - 1)
+
+
+def test_emulator_fec_counters_accumulate_with_temperature():
+    from scipy.stats import binom
+
+    from eqtune.drivers.emulated_link import EmulatedLink, ThermalProfile, surrogate_quality
+
+    clock = [0.0]
+    link = EmulatedLink("c2m-10in", quality=surrogate_quality(15.5), seed=1, noise=False)
+    link.set_thermal(ThermalProfile.parse("0:25,100:25,200:45"), clock=lambda: clock[0],
+                     lane_tempco_db_per_c={1: 0.1, 2: 0.15})
+    assert link.fec_counters(1)["bits"] == 0
+    clock[0] = 1e-3  # 1 ms at 25 C: counters follow the constant BER exactly (noise off)
+    c1 = link.fec_counters(1)
+    ber25 = link.ber(1, "module_rx")
+    assert c1["bits"] == pytest.approx(link.bit_rate_bps * 1e-3, abs=1)
+    assert c1["bit_errors"] == pytest.approx(ber25 * c1["bits"], abs=1)
+    assert c1["codewords"] == c1["bits"] // 5440
+    # uncorrectable codewords at the binomial tail of independent symbol errors (SER ~ 2 BER)
+    cer25 = binom.sf(15, 544, 1 - (1 - 2 * ber25) ** 5)
+    assert c1["uncorrectable"] == pytest.approx(cer25 * c1["codewords"], abs=1)
+    clock[0] = 200.0
+    before = link.fec_counters(1)
+    clock[0] = 200.001  # 1 ms at 45 C: +2 dB on lane 1 -> many more errors in the same time
+    after = link.fec_counters(1)
+    ber45 = link.ber(1, "module_rx")
+    assert ber45 > 10 * ber25
+    assert after["bit_errors"] - before["bit_errors"] == pytest.approx(ber45 * (after["bits"] - before["bits"]), rel=0.01)
+    assert after["bit_errors"] - before["bit_errors"] > 10 * c1["bit_errors"]
+    # lane 2 at 45 C (+3 dB): pre-FEC BER ~1e-3, codewords start to fail at the binomial-tail rate
+    link.fec_counters(2)
+    clock[0] = 200.011
+    a = link.fec_counters(2)
+    clock[0] = 200.111
+    b = link.fec_counters(2)
+    ber2 = link.ber(2, "module_rx")
+    cer2 = binom.sf(15, 544, 1 - (1 - 2 * ber2) ** 5)
+    n_cw = b["codewords"] - a["codewords"]
+    assert cer2 > 1e-5 and b["uncorrectable"] - a["uncorrectable"] == pytest.approx(cer2 * n_cw, abs=1)
