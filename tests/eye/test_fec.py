@@ -168,3 +168,22 @@ def test_objective_fec_ranks_by_codeword_error_ratio():
         assert m.metrics["units"] == "decades"
     # tuned in decades of frame loss: the two points differ by many decades on this channel
     assert abs(meas[0].margin - meas[1].margin) > 1.0
+
+
+@pytest.mark.parametrize(("precoding", "ser"), [(False, 1.6e-3), (True, 1.2e-3)])
+def test_held_out_ieee_channel_matches_bit_by_bit(shared_dir, precoding, ser):
+    """Held out: the model's settings (3 taps in the chain) were chosen on c2m-10in/c2m-16in above;
+    this public IEEE 802.3ck channel (tracy_3ck_02_0119, 12 in Megtron 7 THRU) was not looked at."""
+    from eqtune.channel import load_channel
+    from eqtune.eye import EyeEngine
+
+    path = shared_dir / "channels-ieee" / "tracy_3ck_02_0119_DPO_12in" / "DPO_12in_Meg7_THRU.s4p"
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    taps = [float(t) for t in EyeEngine(load_channel(str(path), aggressors=False), direction="host_rx")
+            .evaluate({}).dfe_taps]
+    model = fec_analysis(taps, ser, precoding=precoding)
+    bad, total, _ = simulate_codeword_errors(taps, sigma_for_ser(ser), precoding=precoding, streams=5000,
+                                             codewords_per_stream=3, seed=11)
+    assert model.codeword_error_ratio >= 1e-4 and bad >= 10
+    assert 0.5 <= model.codeword_error_ratio / (bad / total) <= 2.0, (model.codeword_error_ratio, bad / total)
