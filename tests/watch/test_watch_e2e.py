@@ -161,3 +161,24 @@ def test_sigkill_loses_at_most_the_interval_in_progress(tmp_path):
             "SELECT i.interval, (SELECT COUNT(*) FROM polls p WHERE p.interval = i.interval), "
             "(SELECT COUNT(*) FROM samples s WHERE s.interval = i.interval) FROM intervals i"):
         assert (polls, samples) == (4, 4 * 8 * 2), iv
+
+
+def test_held_out_fleet_scenario_flags_exactly_the_planted_lanes():
+    """Held out: the detector's settings were set on the c2m-10in fleet above and synthetic series;
+    this scenario (c2m-16in, an 8 C ramp over 10 min, staggered modules, smaller planted offsets
+    and coefficients) was run only afterwards."""
+    clock = Clock()
+    spec = FleetSpec(modules=12, channel="c2m-16in", swing_c=8.0, ramp_s=600.0, hold_s=120.0, stagger_s=5.0,
+                     planted=[(1, 1), (7, 4)], stable_marginal=[(4, 2)], planted_offset_db=4.0,
+                     planted_tempco_db_per_c=0.2)
+    with start_fleet(spec, clock=clock) as fleet:
+        w = Watcher([WatchTarget(r, channel=spec.channel) for r in fleet.resources], cfg=DetectConfig(),
+                    clock=clock)
+        try:
+            for _ in range(90):
+                w.poll_interval()
+                clock.t += 10.0
+        finally:
+            w.close()
+        assert {(r, ln) for r, ln, _ in w.raised} == fleet.planted_resources()
+        assert {k for r, ln, k in w.raised} >= {"thermal"}
