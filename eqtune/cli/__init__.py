@@ -26,6 +26,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "study": ("eqtune.cli.study_cmd:study", "Offline channel studies over channels x corners x profiles."),
     "tui": ("eqtune.cli.tui_cmd:tui", "The guided on-site session (terminal UI)."),
     "demo": ("eqtune.cli.demo_cmd:demo", "Tune the default shipped channel on emulated hardware."),
+    "watch": ("eqtune.cli.watch_cmd:watch", "Fleet link-health watch: VDM/temperature, trends, flags."),
 }
 
 

@@ -58,12 +58,14 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--ber", type=float, default=1e-6, show_default=True, help="Target BER (1e-3..1e-15).")
 @click.option("--samples-per-ui", type=int, default=32, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--precoding", is_flag=True,
+              help="FEC figures with 1/(1+D) mod 4 precoding (802.3cd 135.5.7.2); default off.")
 @click.option("--plot", "plot", default=None, metavar="FILE.png", help="Stat eye, bathtubs and pulse response.")
 @click.option("--text", "as_text", is_flag=True,
               help="Also draw the statistical eye in the terminal (ASCII; one UI around the sampling phase).")
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
-        samples_per_ui: int, as_json: bool, plot: str | None, as_text: bool) -> None:
+        samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool) -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -105,6 +107,11 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     d = res.to_dict()
     d["channel"] = ch.name
     d["profile"] = eng.profile.name
+    from eqtune.eye.fec import fec_from_eye
+
+    fec = fec_from_eye(res, precoding=precoding)
+    d["fec_frame_error_ratio"] = fec.codeword_error_ratio
+    d["fec"] = fec.to_dict()
     if plot:
         _plot(eng, res, plot, ch.name)
         d["plot"] = plot
@@ -122,6 +129,8 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                f"COM {res.com_db:.2f} dB")
     click.echo(f"sampling phase {res.sample_phase_ui:+.3f} UI   cursor {res.cursor_mv:.1f} mV   "
                f"SER estimate {res.ber_estimate:.2e}")
+    click.echo(f"RS(544,514) codeword error ratio {fec.codeword_error_ratio:.2e} (DFE bursts: mean "
+               f"{fec.mean_burst_symbols:.2f} symbols; precoding {'on' if precoding else 'off'})")
     if plot:
         click.echo(f"plot: {plot}")
     if as_text:

@@ -594,6 +594,15 @@ class CmisModule(PrbsMixin, VdmMixin):
             return (f"RESTORE FAILED ({exc}); the module may hold partly applied codes: read them with "
                     "'eqtune module show' and re-apply known-good codes")
 
+    # ------------------------------------------------------------------ module monitors
+    def temperature_c(self) -> float:
+        """Module temperature (C): lower memory bytes 14-15 TempMonValue, signed 16 bit, 1/256 C per
+        LSB (CMIS 5.2 s8.2.5 "Module-level monitors"; sonic-platform-common CmisMemMap
+        TEMPERATURE_FIELD @ (0x0, 14), size 2, format ">h", scale 256)."""
+        raw = self.regs.read(0, 14, 2)
+        return int.from_bytes(raw, "big", signed=True) / 256.0
+
+
 def open_module(resource: str, **kwargs) -> CmisModule:
     """Open a CMIS module by resource string: ``i2c:1@0x50``, ``optoe:/sys/.../eeprom``,
     ``ftdi://ftdi:232h/1``, ``emu:CHANNEL[?seed=1&settle_ms=0&fast=1&adaptive=0]``, ``net:HOST:PORT``

@@ -21,6 +21,14 @@ channel with a small per-lane extra loss (seeded trace-length spread); when the 
 channel library is not available it falls back to :func:`surrogate_quality`, a closed-form bowl
 around a loss-dependent optimum (``quality_source`` says which). Results are cached per
 ``(direction, lane, code tuple)``: evaluations are pure.
+
+Thermal model (:meth:`EmulatedLink.set_thermal`): the module temperature follows a scripted
+:class:`ThermalProfile` (piecewise-linear ramps, e.g. 10 C in 5 min at the back of a rack) and every
+lane sees the extra Nyquist loss of the channel at that temperature, from the channel model itself
+(:func:`channel_loss_vs_temperature`: the trace segments' copper resistivity and dielectric loss vs T,
+eqtune/channel/trace.py), plus an optional per-lane excess temperature coefficient (a planted weak
+lane: a marginal connector contact or via). The quality model is evaluated at that extra loss, so the
+PRBS checker, the VDM pre-FEC BER and eSNR and the instrument readings all follow the temperature.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import math
 import re
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -67,8 +76,8 @@ def surrogate_quality(loss_db: float, tx_eq_max: int = 10, noise_mv: float = 5.5
     probability 1.5 * Q(EH / (2 sigma)) (three eyes, two error neighbours per inner level).
     """
 
-    def model(direction: str, codes: Mapping[str, int], lane: int) -> dict[str, Any]:
-        loss = loss_db
+    def model(direction: str, codes: Mapping[str, int], lane: int, extra_loss_db: float = 0.0) -> dict[str, Any]:
+        loss = loss_db + float(extra_loss_db)
         if direction == "host_rx":
             amp_mv = {0: 250.0, 1: 450.0, 2: 600.0, 3: 800.0}[int(codes.get("rx_amp", 2))]
             post_opt = min(7.0, loss / 3.0)
@@ -92,6 +101,7 @@ def surrogate_quality(loss_db: float, tx_eq_max: int = 10, noise_mv: float = 5.5
             "closed": eh_min <= 0,
         }
 
+    model.supports_extra_loss = True  # type: ignore[attr-defined]
     return model
 
 
@@ -124,11 +134,11 @@ def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndar
     f = np.asarray(channel.freqs_hz, dtype=float)
     lock = threading.Lock()
 
-    def engine(direction: str, lane: int):
-        key = (direction, lane)
+    def engine(direction: str, lane: int, extra_loss_db: float = 0.0):
+        key = (direction, lane, round(float(extra_loss_db), 2))
         with lock:
             if key not in engines:
-                extra = float(spread_db[lane - 1])
+                extra = float(spread_db[lane - 1]) + key[2]
                 # extra trace loss ~ proportional to frequency, normalized at Nyquist
                 scale = 10 ** (-(extra * f / channel.nyquist_hz) / 20.0)
                 ch = replace(channel, sdd21=np.asarray(channel.sdd21) * scale, name=f"{channel.name}#lane{lane}")
@@ -144,11 +154,11 @@ def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndar
             host_tx = {}
     host_tx = dict(host_tx)
 
-    def model(direction: str, codes: Mapping[str, int], lane: int) -> dict[str, Any]:
+    def model(direction: str, codes: Mapping[str, int], lane: int, extra_loss_db: float = 0.0) -> dict[str, Any]:
         point = {k: float(v) for k, v in codes.items()}
         if direction == "module_rx":
             point = {**host_tx, **point}
-        res = engine(direction, lane).evaluate(point)
+        res = engine(direction, lane, extra_loss_db).evaluate(point)
         d = res.to_dict() if hasattr(res, "to_dict") else dict(vars(res))
         d.setdefault("ber_estimate", getattr(res, "ber_estimate", 0.5))
         d.setdefault("eye_height_min_mv", getattr(res, "eye_height_min_mv", 0.0))
@@ -156,7 +166,106 @@ def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndar
             d["ber_estimate"] = 0.5
         return d
 
+    model.supports_extra_loss = True  # type: ignore[attr-defined]
     return model, channel, host_tx
+
+
+@dataclass(frozen=True)
+class ThermalProfile:
+    """A scripted module temperature: piecewise-linear through ``points`` = ((t_s, temp_c), ...) in
+    seconds from the start of the profile, held at the last value afterwards; with ``period_s`` the
+    script repeats (a rack's fan/load cycle).
+
+    Text form (``parse``): ``"35"`` (constant), ``"0:25,300:35,600:35"`` (t_s:temp_c pairs), with an
+    optional ``"@PERIOD"`` suffix to repeat every PERIOD seconds."""
+
+    points: tuple[tuple[float, float], ...]
+    period_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.points:
+            raise ValueError("a thermal profile needs at least one (t_s, temp_c) point")
+        ts = [p[0] for p in self.points]
+        if any(b < a for a, b in zip(ts, ts[1:])) or ts[0] < 0:
+            raise ValueError("thermal profile times must start at >= 0 s and not decrease")
+        if any(not -55.0 <= p[1] <= 150.0 for p in self.points):
+            raise ValueError("thermal profile temperatures must be within -55..150 C")
+        if self.period_s is not None and self.period_s <= 0:
+            raise ValueError("thermal profile period must be > 0 s")
+
+    @classmethod
+    def parse(cls, text: str) -> ThermalProfile:
+        body, _, period = str(text).strip().partition("@")
+        try:
+            if ":" not in body:
+                return cls(((0.0, float(body)),), float(period) if period else None)
+            pts = tuple((float(a), float(b)) for a, b in (p.split(":") for p in body.split(",") if p.strip()))
+            return cls(pts, float(period) if period else None)
+        except ValueError as exc:
+            raise ValueError(f"thermal profile {text!r}: {exc}; give e.g. '0:25,300:35' (t_s:temp_c pairs) "
+                             "or '35'") from None
+
+    @classmethod
+    def ramp(cls, start_c: float, end_c: float, *, hold_s: float, ramp_s: float) -> ThermalProfile:
+        """Hold ``start_c`` for ``hold_s``, then ramp to ``end_c`` in ``ramp_s`` and stay there."""
+        return cls(((0.0, start_c), (hold_s, start_c), (hold_s + ramp_s, end_c)))
+
+    def temperature_c(self, t_s: float) -> float:
+        if self.period_s:
+            t_s = t_s % self.period_s
+        pts = self.points
+        if t_s <= pts[0][0]:
+            return pts[0][1]
+        for (t0, c0), (t1, c1) in zip(pts, pts[1:]):
+            if t_s <= t1:
+                return c0 if t1 == t0 else c0 + (c1 - c0) * (t_s - t0) / (t1 - t0)
+        return pts[-1][1]
+
+
+_LOSS_VS_T: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def channel_loss_vs_temperature(channel: Any, temps_c: tuple[float, ...] = (0.0, 25.0, 55.0, 85.0, 105.0),
+                                ref_c: float = 25.0) -> Callable[[float], float]:
+    """Extra Nyquist insertion loss (dB) of a library channel at temperature T relative to ``ref_c``,
+    from the channel model itself (``load_channel(name, temperature_c=T)``: trace copper resistivity
+    and dielectric loss tangent vs T, eqtune/channel/trace.py), linear between ``temps_c`` (cached
+    per channel name). Raises when the channel cannot be loaded."""
+    name = channel if isinstance(channel, str) else getattr(channel, "name", None)
+    if name not in _LOSS_VS_T:
+        from eqtune.channel import load_channel
+
+        il = []
+        for t in temps_c:
+            ch = load_channel(name, temperature_c=t, aggressors=False)
+            il.append(float(ch.insertion_loss_db(ch.nyquist_hz)))
+        _LOSS_VS_T[name] = (np.asarray(temps_c, dtype=float), np.asarray(il))
+    ts, il = _LOSS_VS_T[name]
+    ref = float(np.interp(ref_c, ts, il))
+
+    def loss(temp_c: float) -> float:
+        # linear extrapolation outside the table (slope of the nearest segment)
+        if temp_c < ts[0] or temp_c > ts[-1]:
+            i = 0 if temp_c < ts[0] else len(ts) - 2
+            slope = (il[i + 1] - il[i]) / (ts[i + 1] - ts[i])
+            return float(il[i] + slope * (temp_c - ts[i]) - ref)
+        return float(np.interp(temp_c, ts, il)) - ref
+
+    return loss
+
+
+@dataclass
+class ThermalState:
+    """What :meth:`EmulatedLink.set_thermal` installed: the profile, its clock and start, the
+    channel's loss-vs-temperature and the per-lane excess coefficients (dB/C above ``ref_c``)."""
+
+    profile: ThermalProfile
+    clock: Callable[[], float]
+    t0: float
+    loss_vs_t: Callable[[float], float]
+    lane_tempco_db_per_c: dict[int, float]
+    ref_c: float = 25.0
+    time_scale: float = 1.0
 
 
 class EmulatedLink:
@@ -207,14 +316,101 @@ class EmulatedLink:
                 base = surrogate_quality(loss, tx_eq_max=tx_eq_max)
                 spread = self.lane_spread_db
 
-                def q(direction, codes, lane, _b=base, _loss=loss):
-                    return surrogate_quality(_loss + float(spread[lane - 1]), tx_eq_max=tx_eq_max)(direction, codes, lane)
+                def q(direction, codes, lane, extra_loss_db=0.0, _b=base, _loss=loss):
+                    return surrogate_quality(_loss + float(spread[lane - 1]), tx_eq_max=tx_eq_max)(
+                        direction, codes, lane, extra_loss_db)
 
+                q.supports_extra_loss = True  # type: ignore[attr-defined]
                 del base
                 self._quality = q
                 self.quality_source = f"surrogate ({type(exc).__name__}: {exc})"[:200]
         self.rate_gbd = float(rate_gbd) if rate_gbd else baud
         self.modulation = modulation or mod
+        self.thermal: ThermalState | None = None
+        self._fec_acc: dict[tuple[int, str], dict[str, float]] = {}
+
+    # ------------------------------------------------------------------ thermal model
+    def set_thermal(self, profile: ThermalProfile | str, *, clock: Callable[[], float] | None = None,
+                    lane_tempco_db_per_c: Mapping[int, float] | None = None,
+                    loss_vs_t: Callable[[float], float] | None = None, ref_c: float = 25.0,
+                    time_scale: float = 1.0) -> None:
+        """Make the module temperature follow ``profile`` from now on (``clock`` seconds, default
+        ``time.monotonic``; ``time_scale`` profile seconds per clock second, to run a 5-minute ramp
+        in seconds). Every lane gets the channel's extra loss at that temperature (``loss_vs_t``,
+        default :func:`channel_loss_vs_temperature` of the link's channel; 0 dB/C when the channel
+        model cannot be loaded) plus ``lane_tempco_db_per_c[lane] * (T - ref_c)`` (planted weak lanes)."""
+        import time as _time
+
+        if isinstance(profile, str):
+            profile = ThermalProfile.parse(profile)
+        clock = clock or _time.monotonic
+        if loss_vs_t is None:
+            try:
+                loss_vs_t = channel_loss_vs_temperature(self.channel_name, ref_c=ref_c)
+            except Exception:  # noqa: BLE001 - e.g. a channel object not in the library
+                loss_vs_t = lambda t: 0.0  # noqa: E731
+        tempco = {int(k): float(v) for k, v in (lane_tempco_db_per_c or {}).items()}
+        for lane in tempco:
+            self._check_lane(lane)
+        with self._lock:
+            self.thermal = ThermalState(profile, clock, clock(), loss_vs_t, tempco, ref_c, float(time_scale))
+
+    def temperature_c(self) -> float | None:
+        """Module temperature now (C), or None without a thermal profile."""
+        th = self.thermal
+        if th is None:
+            return None
+        return th.profile.temperature_c((th.clock() - th.t0) * th.time_scale)
+
+    def extra_loss_db(self, lane: int, temp_c: float | None = None) -> float:
+        """Extra Nyquist loss (dB) of ``lane`` at ``temp_c`` (default: now) relative to ``ref_c``."""
+        th = self.thermal
+        if th is None:
+            return 0.0
+        t = self.temperature_c() if temp_c is None else float(temp_c)
+        return float(th.loss_vs_t(t)) + th.lane_tempco_db_per_c.get(lane, 0.0) * (t - th.ref_c)
+
+    def fec_counters(self, lane: int, path: str = "module_rx") -> dict[str, int]:
+        """Cumulative FEC-side counters of ``lane`` (what a module's VDM FEC/errored-frame observables
+        count): ``bits``, pre-FEC ``bit_errors``, RS(544,514) ``codewords`` (5440 bits each) and
+        ``uncorrectable`` codewords, accumulated since the first call over the link's clock (the
+        thermal clock and time scale when set). Each call adds the time since the previous one at the
+        mean of the BER then and now (trapezoid: the BER follows the temperature), Poisson-noised
+        unless ``noise=False``; uncorrectable codewords at the codeword error ratio of independent
+        symbol errors (``eqtune.eye.fec``; the module's host-input DSP taps are unknown)."""
+        import time as _time
+
+        from eqtune.eye.fec import fec_analysis
+
+        self._check_lane(lane)
+        th = self.thermal
+        now = (th.clock() - th.t0) * th.time_scale if th is not None else _time.monotonic()
+        ber = self.ber(lane, path)
+        bps = self.bit_rate_bps
+        # PAM4 symbol error ratio ~ 2 x BER with Gray coding (one bit per symbol error)
+        cer = fec_analysis([], min(2.0 * ber, 0.7)).codeword_error_ratio if ber > 0 else 0.0
+        with self._lock:
+            acc = self._fec_acc.setdefault((lane, path), {"t": now, "ber": ber, "cer": cer, "bits": 0,
+                                                          "bit_errors": 0, "codewords": 0, "uncorrectable": 0,
+                                                          "frac_bits": 0.0})
+            dt = max(0.0, now - acc["t"])
+            bits_f = bps * dt + acc["frac_bits"]
+            bits = int(bits_f)
+            acc["frac_bits"] = bits_f - bits
+            mean_err = 0.5 * (acc["ber"] + ber) * bits
+            cw_before = acc["bits"] // 5440
+            acc["bits"] += bits
+            new_cw = acc["bits"] // 5440 - cw_before
+            mean_unc = 0.5 * (acc["cer"] + cer) * new_cw
+            if self.noise:
+                acc["bit_errors"] += int(self._rng.poisson(mean_err))
+                acc["uncorrectable"] += int(self._rng.poisson(mean_unc))
+            else:
+                acc["bit_errors"] += int(round(mean_err))
+                acc["uncorrectable"] += int(round(mean_unc))
+            acc["codewords"] += new_cw
+            acc["t"], acc["ber"], acc["cer"] = now, ber, cer
+            return {k: int(acc[k]) for k in ("bits", "bit_errors", "codewords", "uncorrectable")}
 
     # ------------------------------------------------------------------ codes
     def _check_lane(self, lane: int) -> None:
@@ -262,15 +458,22 @@ class EmulatedLink:
                 codes["tx_eq"] = self._adapted_tx_eq(lane)
         codes = dict(codes)
         sub = {k: int(codes[k]) for k in DIRECTION_KNOBS[direction] if k in codes}
-        key = (direction, lane, tuple(sorted(sub.items())))
+        extra = round(self.extra_loss_db(lane), 2) if self.thermal is not None else 0.0
+        key = (direction, lane, tuple(sorted(sub.items())), extra)
         with self._lock:
             hit = self._cache.get(key)
         if hit is None:
             with self._qlock:  # one evaluation at a time (emulator server threads share the engine)
                 hit = self._cache.get(key)
                 if hit is None:
-                    hit = self._quality(direction, sub, lane)
+                    if extra and not getattr(self._quality, "supports_extra_loss", False):
+                        raise ValueError("the injected quality model has no extra_loss_db argument: "
+                                         "it cannot follow a thermal profile")
+                    hit = (self._quality(direction, sub, lane, extra_loss_db=extra) if extra
+                           else self._quality(direction, sub, lane))
             with self._lock:
+                if len(self._cache) > 50_000:  # a long thermal run visits many loss bins
+                    self._cache.clear()
                 self._cache[key] = hit
         return hit
 

@@ -390,6 +390,8 @@ class EmulatedModule(PrbsCheckerMixin):
         with self._lock:
             fault = self._transaction("read")
             self._tick()
+            if offset < 16 and offset + n > 14:
+                self._temperature_monitor()
             out = bytearray()
             page = self._page
             for o in range(offset, offset + n):
@@ -621,6 +623,15 @@ class EmulatedModule(PrbsCheckerMixin):
                     self._push([ln])
 
                 self._at(self.settle_s, up)
+
+    # ------------------------------------------------------------------ module monitors
+    def _temperature_monitor(self) -> None:
+        """Lower memory bytes 14-15 TempMonValue (s16, 1/256 C; CMIS 5.2 s8.2.5, sonic CmisMemMap
+        TEMPERATURE_FIELD @ (0x0, 14)) from the link's thermal profile (35 C without one)."""
+        temp = getattr(self.link, "temperature_c", lambda: None)()
+        raw = int(round((35.0 if temp is None else temp) * 256.0))
+        self._lower[14:16] = max(-32768, min(32767, raw)).to_bytes(2, "big", signed=True)
+
 
 # --------------------------------------------------------------------------------------------------
 # emu:CHANNEL resources: one emulated module per resource string per process (hardware persists)

@@ -180,6 +180,7 @@ def solve(combo: Combination, model: LinkModel) -> dict[str, Any]:
     fl = floor.get(deepest, {}) if deepest else {}
     floor_eh = fl.get("direct") if fl.get("direct") is not None else fl.get("extrapolated")
     v, reasons = verdict(combo, robust_pc, names)
+    fec = fec_verdict(model, robust_pt, nc)
     return {
         "status": "ok", "method": method, "n_evals": n_evals,
         "baseline_codes": _codes(space, default), **_metric_cols("baseline", base_w),
@@ -191,8 +192,25 @@ def solve(combo: Combination, model: LinkModel) -> dict[str, Any]:
         "floor_ber": min(combo.ber_floor) if combo.ber_floor else None,
         "floor_eh_mv": _finite(floor_eh),
         "ber_floor": floor,
+        **fec,
         "verdict": v, "fail_reasons": "; ".join(reasons),
     }
+
+
+def fec_verdict(model: Any, point: EqPoint, n_corners: int) -> dict[str, Any]:
+    """FEC verdict of the robust codes (``eqtune.eye.fec``): the RS(544,514) codeword (frame) error
+    ratio from the eye's SER and DFE taps (DFE error bursts, no precoding) at every corner, the worst
+    of them, and ``ai_ready`` = worst below the frame-loss target (6.2e-11, ``FRAME_LOSS_TARGET``).
+    Models without DFE taps (the synthetic model) leave the columns empty."""
+    fec = getattr(model, "fec", None)
+    if fec is None:
+        return {"fec_frame_error_ratio": None, "fec_worst_corner": None, "ai_ready": None}
+    from eqtune.eye.fec import FRAME_LOSS_TARGET
+
+    cer = [fec(ci, point) for ci in range(n_corners)]
+    wi = int(np.argmax(cer))
+    return {"fec_frame_error_ratio": _finite(cer[wi]), "fec_worst_corner": model.corner_names[wi],
+            "ai_ready": "yes" if cer[wi] < FRAME_LOSS_TARGET else "no"}
 
 
 # --------------------------------------------------------------------------- the eye engine
@@ -288,6 +306,12 @@ class EngineModel:
             margin = m[self._metric]
             m["margin"] = margin if margin is not None else -1e3
         return rows
+
+    def fec(self, corner: int, point: EqPoint) -> float:
+        """RS(544,514) codeword error ratio at ``corner`` (eqtune.eye.fec, DFE bursts, no precoding)."""
+        from eqtune.eye.fec import fec_from_eye
+
+        return fec_from_eye(self.engines[corner].evaluate(dict(point))).codeword_error_ratio
 
     def vertical_bathtub(self, corner: int, point: EqPoint, bers: np.ndarray) -> np.ndarray:
         """Eye height (mV, worst eye) at each BER, from the engine's vertical bathtub."""

@@ -132,6 +132,16 @@ def _detail_plot(detail: Mapping[str, Any], title: str) -> str | None:
     return _png(fig)
 
 
+def _sci(value: Any) -> str:
+    v = parse_float(value)
+    return "-" if v is None else f"{v:.1e}"
+
+
+def _corner_note(row: Mapping[str, str]) -> str:
+    c = row.get("fec_worst_corner")
+    return f" ({c})" if c and row.get("fec_frame_error_ratio") else ""
+
+
 def _floor_class(row: Mapping[str, str]) -> str:
     """Error-floor screen: the eye at the deepest floor BER is closed (<= 0 mV)."""
     v = parse_float(row.get("floor_eh_mv"))
@@ -199,8 +209,8 @@ def render_report(spec: StudySpec, rows: Sequence[Mapping[str, str]], summary: M
     # ranked table
     out.append(f"<h2>All links, worst first</h2><table><tr><th>#</th><th>channel</th><th>profile</th>"
                f"<th>baseline ({units})</th><th>tuned ({units})</th><th>robust ({units})</th><th>worst corner</th>"
-               f"<th>EH @ {_esc(floor_key)} (mV)</th><th>robust codes</th><th>method</th><th>verdict</th>"
-               "<th>why</th></tr>")
+               f"<th>EH @ {_esc(floor_key)} (mV)</th><th>frame loss (KP4 CER, worst corner)</th><th>AI-ready</th>"
+               "<th>robust codes</th><th>method</th><th>verdict</th><th>why</th></tr>")
     for i, r in enumerate(_ranked_rows(rows), 1):
         status = r.get("status")
         v = r.get("verdict") if status == "ok" else "error"
@@ -209,10 +219,18 @@ def render_report(spec: StudySpec, rows: Sequence[Mapping[str, str]], summary: M
                    f"<td class='l'>{_esc(r.get('channel'))}</td><td class='l'>{_esc(r.get('profile'))}</td>"
                    f"<td>{_fmt(r.get('baseline_margin'))}</td><td>{_fmt(r.get('tuned_margin'))}</td>"
                    f"<td>{_fmt(r.get('robust_margin'))}</td><td class='l'>{_esc(r.get('robust_worst_corner'))}</td>"
-                   f"<td class='{_floor_class(r)}'>{_fmt(r.get('floor_eh_mv'))}</td><td class='l'><code>{_esc(r.get('robust_codes'))}</code></td>"
+                   f"<td class='{_floor_class(r)}'>{_fmt(r.get('floor_eh_mv'))}</td>"
+                   f"<td>{_sci(r.get('fec_frame_error_ratio'))}{_esc(_corner_note(r))}</td>"
+                   f"<td class='{'fail' if r.get('ai_ready') == 'no' else ''}'>{_esc(r.get('ai_ready') or '-')}</td>"
+                   f"<td class='l'><code>{_esc(r.get('robust_codes'))}</code></td>"
                    f"<td>{_esc(r.get('method'))}</td><td class='{v}'>{_esc(v)}</td>"
                    f"<td class='l small'>{_esc(why)}</td></tr>")
     out.append("</table>")
+    out.append("<p class='small'>Frame loss: RS(544,514) KP4 codeword error ratio of the robust codes from the "
+               "eye's symbol error ratio and DFE taps, with DFE error bursts (Markov chain on the first taps, no "
+               "precoding; IEEE 802.3 clause 91/119 FEC), at the worst corner. AI-ready: below the 6.2e-11 "
+               "frame-loss target there (an uncorrectable codeword loses its frames; retransmits stall collective "
+               "operations). '-' = not computed for this model.</p>")
     if summary.get("input_errors"):
         out.append("<h2>Input rows not studied</h2><ul>")
         out += [f"<li>{_esc(e)}</li>" for e in summary["input_errors"]]

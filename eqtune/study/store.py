@@ -29,7 +29,7 @@ COLUMNS: tuple[str, ...] = (
     "tuned_codes", "tuned_margin", "tuned_eh_mv", "tuned_vec_db", "tuned_com_db", "tuned_ew_ui",
     "robust_codes", "robust_margin", "robust_worst_corner", "robust_eh_mv", "robust_vec_db", "robust_com_db",
     "robust_ew_ui", "corner_margins",
-    "floor_ber", "floor_eh_mv", "ber_floor",
+    "floor_ber", "floor_eh_mv", "ber_floor", "fec_frame_error_ratio", "fec_worst_corner", "ai_ready",
     "verdict", "fail_reasons", "elapsed_s", "cpu_s",
 )
 # Columns that legitimately differ between two runs of the same study (timing).

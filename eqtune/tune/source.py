@@ -137,6 +137,8 @@ OBJECTIVES: dict[str, tuple[str, str]] = {
     "eye_height": ("eye_height_min_mv", "mV"),
     "com": ("com_db", "dB"),
     "eye_width": ("eye_width_ui", "UI"),
+    # decades of RS(544,514) codeword error ratio below the frame-loss target (eqtune.eye.fec)
+    "fec": ("fec_margin_decades", "decades"),
 }
 
 #: knob aliases accepted by ``--knobs``
@@ -396,7 +398,12 @@ class SimulationSource:
         vals = {}
         score = 0.0
         for k, w in self.weights.items():
-            v = float(getattr(res, OBJECTIVES[k][0]))
+            if k == "fec":
+                from eqtune.eye.fec import fec_objective
+
+                v = fec_objective(res)
+            else:
+                v = float(getattr(res, OBJECTIVES[k][0]))
             if not math.isfinite(v):
                 v = -1e3  # defensive: the engine promises finite ranking values
             vals[k] = v
@@ -413,7 +420,8 @@ class SimulationSource:
         per: list[dict[str, Any]] = [{} for _ in range(n)]
         for cname, d, eng in self._engines:
             pts = [self._engine_point(p, d) for p in points]
-            results = _evaluate_many(eng, pts)
+            # the FEC objective needs each point's DFE taps: full evaluations, not the batch rows
+            results = [eng.evaluate(p) for p in pts] if "fec" in self.weights else _evaluate_many(eng, pts)
             for i, res in enumerate(results):
                 s, vals = self._score(res)
                 label = cname if len(self._groups) == 1 else f"{cname}/{d}"

@@ -1,0 +1,165 @@
+"""The watch view (``eqtune watch --tui``): a standalone Textual app.
+
+A table of lanes sorted by risk (findings first, then the lanes closest to their eSNR threshold)
+with the newest temperature, eSNR and pre-FEC BER and sparklines of BER and temperature; the row
+under the cursor shows its evidence and the suggested action below the table. Polling runs in a
+worker thread on the watch interval; ``p`` pauses, ``q`` quits. Values a module does not advertise
+are shown as "n/a" (never 0).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Static
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float], width: int = 16) -> str:
+    """Unicode block sparkline of the last ``width`` values (min..max of those values)."""
+    vals = [v for v in values[-width:] if v is not None and math.isfinite(v)]
+    if not vals:
+        return ""
+    lo, hi = min(vals), max(vals)
+    span = hi - lo
+    return "".join(BARS[0 if span <= 0 else min(len(BARS) - 1, int((v - lo) / span * (len(BARS) - 1) + 0.5))]
+                   for v in vals)
+
+
+def _ber_log(values: list[float]) -> list[float]:
+    return [math.log10(v) for v in values if v and v > 0]
+
+
+def lane_row(st: Any) -> tuple[str, ...]:
+    kinds = ",".join(sorted({f.kind for f in st.findings})) or "-"
+    return (st.resource, str(st.lane),
+            "n/a" if st.temperature_c is None else f"{st.temperature_c:.1f}",
+            "n/a" if st.esnr_db is None else f"{st.esnr_db:.2f}",
+            "n/a" if st.prefec_ber is None else f"{st.prefec_ber:.1e}",
+            sparkline(_ber_log(st.ber_hist)), sparkline(st.temp_hist), kinds)
+
+
+def lane_detail(st: Any) -> str:
+    if not st.findings:
+        return f"{st.resource} lane {st.lane}: no finding"
+    lines = [f"{st.resource} lane {st.lane}:"]
+    for f in st.findings:
+        ev = f.evidence
+        w = ev.get("window_s", [0, 0])
+        extra = ""
+        if f.kind == "thermal":
+            extra = (f"sensitivity {ev['sensitivity_per_c']:+.3f} {ev['sensitivity_units']}, r(d/dt, dT/dt) "
+                     f"{ev['corr_with_dT_dt']:+.2f}, {ev['temp_range_c'][0]:.1f}-{ev['temp_range_c'][1]:.1f} C")
+        elif "slope_per_s" in ev:
+            extra = f"slope {ev['slope_per_s'] * 60:+.3g} {ev['slope_units'][:-2]}/min, threshold in {ev['time_to_threshold_s']:.0f} s"
+        lines.append(f"  {f.kind} ({f.metric}; {w[1] - w[0]:.0f} s, {ev.get('samples')} samples) {extra}")
+    lines.append(f"  action: {st.action or '-'}")
+    return "\n".join(lines)
+
+
+class WatchApp(App):
+    """``WatchApp(watcher, count=None, duration_s=None)``; the watcher's sinks (store, exporter)
+    receive every interval as with the plain command."""
+
+    CSS = """
+    #watch-summary { height: 1; }
+    #watch-table { height: 1fr; }
+    #watch-detail { height: 6; border-top: solid $accent; }
+    """
+    BINDINGS = [Binding("q", "quit", "Quit"), Binding("p", "pause", "Pause/resume")]
+
+    def __init__(self, watcher: Any, *, count: int | None = None, duration_s: float | None = None,
+                 autostart: bool = True) -> None:
+        super().__init__()
+        self.watcher = watcher
+        self.count = count
+        self.duration_s = duration_s
+        self.autostart = autostart
+        self.paused = False
+        self.lanes: list[Any] = []
+        self.intervals = 0
+        self._busy = False
+        self._t0 = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("waiting for the first poll...", id="watch-summary")
+        yield DataTable(id="watch-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="watch-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "eqtune watch"
+        table = self.query_one("#watch-table", DataTable)
+        table.add_columns("module", "lane", "T C", "eSNR dB", "pre-FEC BER", "BER (log)", "temperature", "findings")
+        if self.autostart:
+            import time
+
+            self._t0 = time.monotonic()
+            self.set_interval(self.watcher.interval_s, self._tick)
+            self._tick()
+
+    def _tick(self) -> None:
+        if self.paused or self._busy:
+            return
+        self._busy = True
+        self.run_worker(self._poll_thread, thread=True, group="poll")
+
+    def _poll_thread(self) -> None:
+        try:
+            rep = self.watcher.poll_interval()
+            self.call_from_thread(self.show_report, rep)
+        finally:
+            self._busy = False
+
+    async def poll_now(self) -> Any:
+        """Poll one interval in the app's thread (tests)."""
+        rep = self.watcher.poll_interval()
+        self.show_report(rep)
+        return rep
+
+    def show_report(self, rep: Any) -> None:
+        import time
+
+        self.intervals = rep.interval
+        self.lanes = rep.lanes
+        table = self.query_one("#watch-table", DataTable)
+        table.clear()
+        for st in rep.lanes:
+            table.add_row(*lane_row(st), key=f"{st.resource}#{st.lane}")
+        failed = sum(not s.ok for s in rep.samples)
+        flagged = len({(r, ln) for r, ln, _ in rep.active})
+        self.query_one("#watch-summary", Static).update(
+            f"interval {rep.interval}: {len(rep.samples) - failed}/{len(rep.samples)} modules, "
+            f"{flagged} lane(s) flagged, poll {rep.duration_s:.2f} s" + ("  [paused]" if self.paused else ""))
+        self._show_detail(0)
+        done = self.count is not None and rep.interval >= self.count
+        if self.duration_s is not None and self._t0 is not None:
+            done = done or time.monotonic() - self._t0 >= self.duration_s
+        if done:
+            self.exit()
+
+    def _show_detail(self, row: int) -> None:
+        if 0 <= row < len(self.lanes):
+            self.query_one("#watch-detail", Static).update(lane_detail(self.lanes[row]))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.cursor_row)
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+
+
+def run_watch_tui(targets: list, *, interval_s: float, store: Any = None, exporter: Any = None, cfg: Any = None,
+                  count: int | None = None, duration_s: float | None = None) -> None:
+    from eqtune.watch.poller import Watcher
+
+    watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg)
+    try:
+        WatchApp(watcher, count=count, duration_s=duration_s).run()
+    finally:
+        watcher.close()

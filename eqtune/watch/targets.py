@@ -1,0 +1,119 @@
+"""What to watch: resources from the command line, a fleet CSV, or a ``profile push --json`` report.
+
+Fleet CSV (header row, case-insensitive; extra columns kept as labels)::
+
+    resource,server,port,lanes,channel,profile
+    net:10.0.0.7:9000,gpu-rack3-07,osfp1,,c2m-10in,profiles/osfp-800g.json
+    i2c:1@0x50,gpu-rack3-08,osfp2,1-4,,
+
+``resource`` is required (``i2c:``, ``optoe:``, ``ftdi://``, ``net:``, ``emu:``); ``lanes`` (e.g.
+``1-4`` or ``1,3``; default all), ``channel`` and ``profile`` feed the suggested re-tune command
+(without ``channel``, the channel the profile was tuned on).
+Several CSV rows with one resource merge their lanes. A push report (``eqtune profile push --json``)
+gives its ``results[].resource`` (every module the profile went to).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eqtune.errors import InputError
+
+
+@dataclass
+class WatchTarget:
+    """One module to poll: ``resource``, the ``lanes`` (None = all), and what the suggested action
+    needs: ``channel`` (library name or file) and ``profile`` (path); ``labels`` from the CSV."""
+
+    resource: str
+    lanes: list[int] | None = None
+    channel: str | None = None
+    profile: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def parse_lanes(text: str, where: str) -> list[int] | None:
+    text = (text or "").strip()
+    if not text or text.lower() == "all":
+        return None
+    out: list[int] = []
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                a, b = (int(x) for x in part.split("-", 1))
+                out.extend(range(a, b + 1))
+            elif part:
+                out.append(int(part))
+        except ValueError:
+            raise InputError(f"{where}: lanes {text!r}: give lane numbers 1..8 like 1-4 or 1,3,5") from None
+    if not out or any(not 1 <= n <= 8 for n in out):
+        raise InputError(f"{where}: lanes {text!r}: lanes are 1..8")
+    return sorted(set(out))
+
+
+def from_csv(path: str | Path) -> list[WatchTarget]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"fleet CSV {p}: {exc.strerror or exc}; give an existing file") from None
+    rows = list(csv.DictReader(text.splitlines()))
+    if not rows:
+        raise InputError(f"fleet CSV {p}: no rows; the first line is the header (resource,server,port,lanes,...)")
+    header = {k.strip().lower(): k for k in rows[0] if k}
+    if "resource" not in header:
+        raise InputError(f"fleet CSV {p}: no 'resource' column (have: {', '.join(header) or 'none'}); "
+                         "add the module resource of each row, e.g. net:HOST:PORT or i2c:1@0x50")
+    targets: dict[str, WatchTarget] = {}
+    for i, row in enumerate(rows, start=2):
+        r = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}
+        res = r.get("resource", "")
+        if not res:
+            raise InputError(f"fleet CSV {p} line {i}: empty resource; give the module resource or delete the row")
+        lanes = parse_lanes(r.get("lanes", ""), f"fleet CSV {p} line {i}")
+        t = targets.get(res)
+        if t is None:
+            labels = {k: v for k, v in r.items() if k not in ("resource", "lanes", "channel", "profile") and v}
+            channel, profile = r.get("channel") or None, r.get("profile") or None
+            if profile and not channel:
+                channel = _profile_channel(profile, p.parent, f"fleet CSV {p} line {i}")
+            targets[res] = WatchTarget(res, lanes, channel, profile, labels)
+        elif t.lanes is not None:
+            t.lanes = None if lanes is None else sorted(set(t.lanes) | set(lanes))
+    return list(targets.values())
+
+
+def _profile_channel(profile: str, base: Path, where: str) -> str | None:
+    """The channel a tuning profile was tuned on (for the suggested re-tune), relative paths from the CSV's folder."""
+    from eqtune.errors import EqtuneError
+    from eqtune.session.profile import Profile
+
+    path = Path(profile)
+    if not path.is_absolute() and not path.exists():
+        path = base / path
+    try:
+        return Profile.load(path).channel
+    except EqtuneError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def from_push_report(path: str | Path) -> list[WatchTarget]:
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"push report {p}: {exc.strerror or exc}; give the file `eqtune profile push --json` wrote") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"push report {p}: not JSON ({exc.msg} at line {exc.lineno}); give the output of "
+                         "`eqtune profile push --json`") from None
+    results = doc.get("results") if isinstance(doc, dict) else None
+    if not isinstance(results, list) or not all(isinstance(r, dict) and r.get("resource") for r in results):
+        raise InputError(f"push report {p}: no results[].resource; give the output of `eqtune profile push --json`")
+    seen: dict[str, WatchTarget] = {}
+    for r in results:
+        seen.setdefault(str(r["resource"]), WatchTarget(str(r["resource"]), labels={"push_status": str(r.get("status", ""))}))
+    return list(seen.values())
