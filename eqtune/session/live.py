@@ -127,13 +127,35 @@ class LiveConfig:
 
     def check(self) -> None:
         from eqtune.errors import InputError
+        from eqtune.validate import finite, integer
 
-        if self.budget < 1:
-            raise InputError(f"--budget must be >= 1 evaluation (got {self.budget})")
-        if self.dwell_s <= 0 or (self.verify_dwell_s is not None and self.verify_dwell_s <= 0):
-            raise InputError("--dwell and --verify-dwell must be > 0 s")
-        if self.settle_s < 0:
-            raise InputError("--settle must be >= 0 s")
+        # types and finiteness first: a journal edited by hand or a caller's NaN must not pass a
+        # `> 0` test (NaN compares false) nor reach a loop bound
+        if not isinstance(self.module, str) or not self.module:
+            raise InputError(f"module resource must be a non-empty text (got {self.module!r})")
+        integer(self.budget, "--budget (evaluations)", ge=1)
+        finite(self.dwell_s, "--dwell (s)", gt=0.0)
+        if self.verify_dwell_s is not None:
+            finite(self.verify_dwell_s, "--verify-dwell (s)", gt=0.0)
+        finite(self.settle_s, "--settle (s)", ge=0.0)
+        finite(self.min_gain, "min_gain", ge=0.0)
+        if self.target_ber is not None:
+            finite(self.target_ber, "--target-ber", gt=0.0, le=0.5)
+        if self.target_margin is not None:
+            finite(self.target_margin, "--target")
+        if self.time_budget_s is not None:
+            finite(self.time_budget_s, "--time-budget (s)", gt=0.0)
+        if self.seed is not None:
+            integer(self.seed, "--seed")
+        integer(self.remeasure_top_k, "--remeasure", ge=0)
+        if not isinstance(self.lanes, list):
+            raise InputError(f"lanes must be a list of lane numbers 1..8 (got {self.lanes!r})")
+        for ln in self.lanes:
+            integer(ln, "--lane", ge=1, le=8)
+        if self.knobs is not None and not (isinstance(self.knobs, list) and all(isinstance(k, str) for k in self.knobs)):
+            raise InputError(f"knobs must be a list of knob names (got {self.knobs!r})")
+        if not isinstance(self.optimizer_options, dict) or not isinstance(self.metadata, dict):
+            raise InputError("optimizer_options and metadata must be tables")
         if self.optimizer_options:  # a TuneError (an InputError) naming the unknown ones
             from eqtune.tune.base import check_optimizer_option_names
 
