@@ -65,6 +65,7 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
             "devices": view.all("device"), "plan": view.plan(),
             "lanes": {str(k): v.to_dict() for k, v in lanes.items()},
             "records": len(contents.records), "torn": None if contents.torn is None else contents.torn.describe(),
+            "integrity": contents.integrity(), "bad_checksums": list(contents.bad_checksums),
         })
         return
     head = view.header
@@ -86,6 +87,8 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
                    + (", holds " + " ".join(f"{k}={v}" for k, v in sorted(r.final.items())) if r.final else ""))
     if contents.torn is not None:
         click.echo(f"  note: {contents.torn.describe()}; `eqtune session resume {session_id}` sets it aside")
+    if contents.bad_checksums:
+        click.echo(f"  WARNING: {contents.integrity()}; the session cannot be resumed")
     if eye:
         from eqtune.session.model import model_eye_lines
 

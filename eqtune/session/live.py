@@ -32,6 +32,7 @@ are listed in :data:`RECORD_TYPES`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -77,6 +78,12 @@ RECORD_TYPES: dict[str, str] = {
     "report": "an HTML report written: path",
     "push": "a profile pushed from this session (the TUI): per-module PushResult dicts",
 }
+
+# restore after an abort or failure: retried with exponential backoff (idempotent writes) until this
+# time limit, so a module that NACKs for a few seconds (a reset, a busy bus) still gets its codes back
+RESTORE_TIME_LIMIT_S = 10.0
+RESTORE_BACKOFF_S = 0.05  # first wait; doubles per attempt
+RESTORE_BACKOFF_MAX_S = 1.0
 
 PHASES = ("new", "connected", "baseline", "tuning", "verify", "decided", "done", "aborted", "failed")
 
@@ -410,6 +417,8 @@ class LiveTuner:
         self.groups: list[list[int]] = []
         self.originals: dict[int, dict[str, int]] = {}
         self.adaptive_lanes: list[int] = []  # lanes whose restore point is Tx input adaptive EQ on
+        self.journal_error = ""  # why the journal could not record a restore (disk full), if it could not
+        self.restore_time_limit_s = RESTORE_TIME_LIMIT_S
         self.knobs: tuple[str, ...] = ()
         self._t0 = time.perf_counter()
         self.eval_overhead_s: list[float] = []  # wall time per evaluation minus its dwell
@@ -725,8 +734,8 @@ class LiveTuner:
         clean = src.validate(codes)
         on = sorted(ln for ln in adaptive or () if ln in clean)
         fields: dict[str, Any] = {"tx_adaptive": on} if on else {}
-        self.journal.append("apply", phase=phase, group=gi, n=n, codes={str(k): v for k, v in clean.items()},
-                            **fields)
+        self._journal_best_effort(phase == "restore", "apply", phase=phase, group=gi, n=n,
+                                  codes={str(k): v for k, v in clean.items()}, **fields)
         self._last_written = clean
         src.apply(clean)
         if on:
@@ -736,8 +745,19 @@ class LiveTuner:
         """Switch Tx input adaptive EQ back on for ``lanes`` (the driver reads page 11h back), journal it."""
         self.module.enable_tx_adaptive(list(lanes))
         ok = self._adaptive_is(dict.fromkeys(lanes, True))
-        self.journal.append("restore", reason="tx_adaptive", lanes=list(lanes), verified=ok)
+        self._journal_best_effort(True, "restore", reason="tx_adaptive", lanes=list(lanes), verified=ok)
         return ok
+
+    def _journal_best_effort(self, restoring: bool, type_: str, **fields: Any) -> None:
+        """Journal a record; while ``restoring`` a journal that cannot be written (disk full, folder
+        gone) must not stop the original codes going back onto the module: the failure is kept in
+        ``journal_error`` and reported in the restore message instead of raised."""
+        try:
+            self.journal.append(type_, **fields)
+        except EqtuneError as exc:
+            if not restoring:
+                raise
+            self.journal_error = str(exc)
 
     def _restore_point(self, lanes: Any) -> list[int]:
         """Of ``lanes``, those whose restore point includes Tx input adaptive EQ on."""
@@ -1068,7 +1088,13 @@ class LiveTuner:
             return ""
         ok = False
         err = ""
-        for _ in range(3):  # rewriting the same codes is idempotent, so a retry is safe
+        deadline = time.monotonic() + self.restore_time_limit_s
+        for attempt in itertools.count():  # rewriting the same codes is idempotent, so a retry is safe
+            if attempt:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(min(RESTORE_BACKOFF_S * 2 ** (attempt - 1), RESTORE_BACKOFF_MAX_S,
+                               max(0.0, deadline - time.monotonic())))
             try:
                 if self.sources:
                     for gi, g in enumerate(self.groups):
@@ -1092,21 +1118,24 @@ class LiveTuner:
                          for ln, c in todo.items()) and self._adaptive_is(self._adaptive_want(todo, todo))
                 if ok:
                     break
-            except BaseException as e:  # keep trying; report below
+            except KeyboardInterrupt as e:  # a second Ctrl-C during the restore: one more try, then report
                 err = _describe(e)
-        try:
-            self.journal.append("restore", reason=reason, codes={str(k): v for k, v in todo.items()}, verified=ok,
-                                error=err or None)
-        except EqtuneError:
-            pass
+                if attempt:
+                    break
+            except Exception as e:  # keep trying until the time limit; report below
+                err = _describe(e)
+        self._journal_best_effort(True, "restore", reason=reason, codes={str(k): v for k, v in todo.items()},
+                                  verified=ok, error=err or None)
         lanes = ",".join(map(str, sorted(todo)))
+        unjournaled = (f"; the journal could not record it ({self.journal_error})"
+                       if self.journal_error else "")
         if ok:
             back = self._restore_point(todo)
             also = f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, back))})" if back else ""
-            self._emit("restore", text=f"original codes restored on lane(s) {lanes}{also}")
-            return f"original codes restored and verified on lane(s) {lanes}{also}"
+            self._emit("restore", text=f"original codes restored on lane(s) {lanes}{also}{unjournaled}")
+            return f"original codes restored and verified on lane(s) {lanes}{also}{unjournaled}"
         return (f"COULD NOT restore the original codes on lane(s) {lanes} ({err or 'read-back differs'}): "
-                f"set them with `eqtune module set` ({ {ln: todo[ln] for ln in sorted(todo)} })")
+                f"set them with `eqtune module set` ({ {ln: todo[ln] for ln in sorted(todo)} }){unjournaled}")
 
     def _end(self, status: str, message: str) -> None:
         self.phase = status
