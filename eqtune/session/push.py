@@ -20,6 +20,7 @@ the :class:`PushReport` ends with which modules now hold which codes.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,10 @@ RESTORED = "restored"  # the write failed or read back wrong; previous codes res
 UNKNOWN = "unknown"  # the write failed and the restore could not be verified: check the module
 
 OK_STATUSES = (APPLIED, UNCHANGED, DRY_RUN)
+
+RESTORE_TIME_LIMIT_S = 10.0  # keep trying to restore for this long (a module resetting NACKs for ~1-2 s)
+RESTORE_BACKOFF_S = 0.02  # first wait between attempts; doubles per attempt
+RESTORE_BACKOFF_MAX_S = 1.0
 
 
 @dataclass
@@ -174,6 +179,7 @@ def push_to_module(
     resource: str | None = None,
     dry_run: bool = False,
     force_identity: bool = False,
+    restore_time_s: float = RESTORE_TIME_LIMIT_S,
 ) -> PushResult:
     """Push to one open ``CmisModule``; never raises for device faults (they become the status)."""
     t0 = time.perf_counter()
@@ -234,42 +240,111 @@ def push_to_module(
         failure = f"unexpected error while writing ({type(exc).__name__}: {exc})"
 
     # -- restore -------------------------------------------------------------------------------
-    res.status, res.now = _restore(module, res, knobs)
+    res.status, res.now, left = _restore(module, res, knobs, restore_time_s)
     if res.status == RESTORED:
         res.message = f"push failed ({failure}); previous codes restored and verified" + (
             f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, res.adaptive_before))})"
             if res.adaptive_before else "")
     else:
-        res.message = (f"push failed ({failure}) and the previous codes could not be verified: "
-                       f"re-run the push or set the codes with `eqtune module set` "
-                       f"(previous: {_fmt(res.previous)})")
+        res.message = (f"push failed ({failure}) and the restore could not be verified within "
+                       f"{restore_time_s:g} s: {left}; re-run the push or set the codes with `eqtune module set` "
+                       f"(previous: {_fmt(res.previous)}"
+                       + (f", Tx input adaptive EQ on lane(s) {','.join(map(str, res.adaptive_before))}"
+                          if res.adaptive_before else "") + ")")
     return _done(res, t0)
 
 
+@dataclass
+class _RestoreState:
+    """What the last restore attempt read back (None: could not be read)."""
+
+    codes: dict[int, dict[str, int]] | None = None
+    adaptive: dict[int, bool] | None = None
+    error: str = ""
+
+
 def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
-             attempts: int = 3) -> tuple[str, dict[int, dict[str, int]] | None]:
+             time_limit_s: float = RESTORE_TIME_LIMIT_S,
+             sleep: Callable[[float], None] = time.sleep) -> tuple[str, dict[int, dict[str, int]] | None, str]:
     """Make the module hold ``res.previous`` again, with Tx input adaptive EQ back on where it ran;
-    verify by reading back (retries are safe here: writing the same state again is idempotent)."""
-    now = None
-    back = res.adaptive_before
-    for _ in range(attempts):
-        try:
-            now = _read_codes(module, res.previous, knobs)
-            if now == res.previous and _adaptive_holds(module, back):
-                return RESTORED, now
-            if now != res.previous:
+    verify by reading back. Every field the push changed (the codes of every profile lane and the
+    adaptive-EQ enable of ``res.adaptive_before``) is restored separately, so a failure writing one
+    does not skip the other; attempts repeat with exponential backoff until ``time_limit_s`` (writing
+    the same state again is idempotent). Returns (status, codes read back, what is left as text)."""
+    back = list(res.adaptive_before)
+    deadline = time.monotonic() + time_limit_s
+    st = _RestoreState()
+    for attempt in itertools.count():
+        if attempt:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sleep(min(RESTORE_BACKOFF_S * 2 ** (attempt - 1), RESTORE_BACKOFF_MAX_S, left))
+        st = _read_state(module, res.previous, knobs, back)
+        if st.codes == res.previous and st.adaptive is not None and all(st.adaptive.values()):
+            return RESTORED, st.codes, ""
+        if st.codes != res.previous:
+            try:
                 res.writes += 1
                 module.apply_eq(res.previous)
-            if back and not _adaptive_holds(module, back):
+            except Exception as exc:  # noqa: BLE001 - reported if it never succeeds
+                st.error = _short(exc)
+        if back and not (st.adaptive and all(st.adaptive.values())):
+            try:
                 res.writes += 1
-                module.enable_tx_adaptive(list(back))
-            now = _read_codes(module, res.previous, knobs)
-            if now == res.previous and _adaptive_holds(module, back):
-                return RESTORED, now
-        except Exception:
-            now = None
-            continue
-    return UNKNOWN, now
+                module.enable_tx_adaptive(back)
+            except Exception as exc:  # noqa: BLE001
+                st.error = _short(exc)
+        st2 = _read_state(module, res.previous, knobs, back)
+        st = _RestoreState(st2.codes, st2.adaptive, st2.error or st.error)
+        if st.codes == res.previous and st.adaptive is not None and all(st.adaptive.values()):
+            return RESTORED, st.codes, ""
+    return UNKNOWN, st.codes, _left_text(res.previous, st, back)
+
+
+def _read_state(module: Any, previous: dict[int, dict[str, int]], knobs: dict[int, Sequence[str]],
+                back: Sequence[int]) -> _RestoreState:
+    st = _RestoreState()
+    try:
+        st.codes = _read_codes(module, previous, knobs)
+    except Exception as exc:  # noqa: BLE001
+        st.error = _short(exc)
+    if not back:
+        st.adaptive = {}
+        return st
+    try:
+        on = module.tx_adaptive_enabled()
+        st.adaptive = {ln: bool(on.get(ln)) for ln in back}
+    except Exception as exc:  # noqa: BLE001
+        st.error = st.error or _short(exc)
+    return st
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _left_text(previous: dict[int, dict[str, int]], st: _RestoreState, back: Sequence[int]) -> str:
+    """Exactly what differs from the state before the push (or could not be read)."""
+    parts = []
+    if st.codes is None:
+        parts.append("the codes could not be read back")
+    else:
+        for ln in sorted(previous):
+            diff = [f"{k}={st.codes.get(ln, {}).get(k, '?')} (was {v})" for k, v in sorted(previous[ln].items())
+                    if st.codes.get(ln, {}).get(k) != v]
+            if diff:
+                parts.append(f"lane {ln} " + ",".join(diff))
+    if back:
+        if st.adaptive is None:
+            parts.append("the Tx input adaptive EQ state could not be read back")
+        else:
+            off = [ln for ln, on in sorted(st.adaptive.items()) if not on]
+            if off:
+                parts.append(f"Tx input adaptive EQ still off on lane(s) {','.join(map(str, off))} (was on)")
+    if st.error:
+        parts.append(f"last error: {st.error}")
+    return "; ".join(parts) or "read-back differs"
 
 
 def _done(res: PushResult, t0: float) -> PushResult:
@@ -307,6 +382,7 @@ def push_profile(
     opener: Callable[[str], Any] | None = None,
     on_result: Callable[[PushResult], None] | None = None,
     jobs: int = 1,
+    restore_time_s: float = RESTORE_TIME_LIMIT_S,
 ) -> PushReport:
     """Push a profile (or a profile path) to every module (resource strings or open modules).
 
@@ -337,14 +413,16 @@ def push_profile(
                                                     "- nothing written"), t0)
             if mod is not None:
                 try:
-                    r = push_to_module(profile, mod, resource=item, dry_run=dry_run, force_identity=force_identity)
+                    r = push_to_module(profile, mod, resource=item, dry_run=dry_run, force_identity=force_identity,
+                                       restore_time_s=restore_time_s)
                 finally:
                     try:
                         mod.close()
                     except Exception:
                         pass
         else:
-            r = push_to_module(profile, item, dry_run=dry_run, force_identity=force_identity)
+            r = push_to_module(profile, item, dry_run=dry_run, force_identity=force_identity,
+                               restore_time_s=restore_time_s)
         if on_result is not None:
             on_result(r)
         return r
