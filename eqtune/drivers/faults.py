@@ -15,7 +15,8 @@ a net bridge) and makes chosen transactions fail the way a two-wire bus and a CM
     ApplyImmediate, CMIS 5.2 section 8.9.2 / table 8-76) is dropped, and ConfigStatus (page 11h bytes
     202-205, section 8.10.9) reads ConfigRejected (2) for every lane until the next accepted Apply.
 ``reset``
-    the module resets in the middle of a multi-byte write: the first half of the bytes land, the
+    the module resets in the middle of a multi-byte register write (an upper-page write: the
+    staging or Apply of a configuration; a reset armed on a page select moves to the next write): the first half of the bytes land, the
     module power-cycles (``reset()`` of the wrapped emulator: registers and link back to power-up)
     and NACKs while it boots (``boot_naks`` transactions), as a module pulled by ResetL or a
     brown-out would.
@@ -92,9 +93,18 @@ class FaultyTransport(Transport):
         return TransportError(f"{self.resource}: {what}: the module did not acknowledge (NACK, injected)")
 
     # -- bus -----------------------------------------------------------------------------------
+    def _defer(self, kind: str) -> None:
+        """Move a fault armed on a transaction it cannot hit to the next one."""
+        self._armed.setdefault(self.count, kind)
+        self.log.injected[kind] -= 1
+        self.log.at.pop()
+        return None
+
     def read(self, offset: int, n: int) -> bytes:
         kind = self._take("read")
-        if kind in ("nack", "boot", "reset"):
+        if kind == "reset":  # resets hit writes
+            kind = self._defer(kind)
+        if kind in ("nack", "boot"):
             raise self._fail("nack", f"read at {offset}")
         if kind == "timeout":
             raise self._fail("timeout", f"read at {offset}")
@@ -113,6 +123,8 @@ class FaultyTransport(Transport):
         kind = self._take("write")
         if kind in ("nack", "boot"):
             raise self._fail("nack", f"write at {offset}")
+        if kind == "reset" and offset < 128:  # a reset interrupts a register write, not a page select
+            kind = self._defer(kind)
         if kind == "reset":
             half = max(1, len(data) // 2)
             if len(data) > 1:

@@ -55,6 +55,10 @@ class PushResult:
     writes: int = 0  # apply_eq/enable_tx_adaptive calls made (0 for refused/dry-run/unchanged)
     elapsed_s: float = 0.0
     adaptive_before: list[int] = field(default_factory=list)  # lanes given a fixed tx_eq that ran adaptive EQ
+    # the restore point: every lane's active codes and Tx adaptive EQ state before the first write (a
+    # module reset mid-push loses lanes and knobs the profile does not set, so all of them are kept)
+    snapshot: dict[int, dict[str, int]] = field(default_factory=dict)
+    snapshot_adaptive: dict[int, bool] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -201,8 +205,13 @@ def push_to_module(
         if fw:
             notes.append(fw)
         check_capabilities(profile, module)
-        res.previous = _read_codes(module, target, knobs)
-        res.adaptive_before = _adaptive_on(module, target)
+        # the restore point, read until two reads agree (a corrupted read must not become the state
+        # a failed push "restores"); the profile lanes' previous codes are taken from it
+        res.snapshot, res.snapshot_adaptive = _read_all_stable(module)
+        res.previous = {ln: {k: res.snapshot[ln][k] for k in knobs[ln] if k in res.snapshot.get(ln, {})}
+                        for ln in target}
+        res.adaptive_before = sorted(ln for ln, c in target.items()
+                                     if "tx_eq" in c and res.snapshot_adaptive.get(ln))
     except EqtuneError as exc:
         res.message = f"{exc} - nothing written"
         return _done(res, t0)
@@ -263,15 +272,42 @@ class _RestoreState:
     error: str = ""
 
 
+def _read_all(module: Any) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
+    """Every lane's active codes and Tx input adaptive EQ state (empty when the driver cannot tell)."""
+    fn = getattr(module, "active_eq_all", None)
+    if callable(fn):
+        codes = {int(ln): {k: int(v) for k, v in c.items()} for ln, c in fn().items()}
+    else:
+        n = int(module.capabilities().lanes)
+        codes = {ln: {k: int(v) for k, v in module.active_eq(ln).items()} for ln in range(1, n + 1)}
+    ad = getattr(module, "tx_adaptive_enabled", None)
+    adaptive = {int(ln): bool(v) for ln, v in ad().items()} if callable(ad) else {}
+    return codes, adaptive
+
+
+def _read_all_stable(module: Any, attempts: int = 4) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
+    """:func:`_read_all` until two consecutive reads agree; ModuleError when they never do."""
+    prev = _read_all(module)
+    for _ in range(attempts):
+        cur = _read_all(module)
+        if cur == prev:
+            return cur
+        prev = cur
+    raise ModuleError(f"{getattr(module, 'resource', 'module')}: the active codes read differently on every "
+                      "attempt (corrupted reads); check the cable/adapter and retry")
+
+
 def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
              time_limit_s: float = RESTORE_TIME_LIMIT_S,
              sleep: Callable[[float], None] = time.sleep) -> tuple[str, dict[int, dict[str, int]] | None, str]:
-    """Make the module hold ``res.previous`` again, with Tx input adaptive EQ back on where it ran;
-    verify by reading back. Every field the push changed (the codes of every profile lane and the
-    adaptive-EQ enable of ``res.adaptive_before``) is restored separately, so a failure writing one
-    does not skip the other; attempts repeat with exponential backoff until ``time_limit_s`` (writing
-    the same state again is idempotent). Returns (status, codes read back, what is left as text)."""
-    back = list(res.adaptive_before)
+    """Make the module hold its state from before the push again (``res.snapshot``: the codes of every
+    lane, Tx input adaptive EQ on or off per lane) and verify by reading it all back.
+
+    Codes and adaptive EQ are restored as separate steps, so a failure writing one does not skip the
+    other; attempts repeat with exponential backoff until ``time_limit_s`` (writing the same state
+    again is idempotent). Every lane is compared, not only the profile's: a module that reset in the
+    middle of the push has lost the codes of lanes the profile does not set as well.
+    Returns (status, the profile lanes' codes read back, what is left as text)."""
     deadline = time.monotonic() + time_limit_s
     st = _RestoreState()
     for attempt in itertools.count():
@@ -280,43 +316,73 @@ def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
             if left <= 0:
                 break
             sleep(min(RESTORE_BACKOFF_S * 2 ** (attempt - 1), RESTORE_BACKOFF_MAX_S, left))
-        st = _read_state(module, res.previous, knobs, back)
-        if st.codes == res.previous and st.adaptive is not None and all(st.adaptive.values()):
-            return RESTORED, st.codes, ""
-        if st.codes != res.previous:
+        st = _read_state(module)
+        if _restored(res, st):
+            return RESTORED, _profile_view(st.codes, knobs), ""
+        err = _restore_step(module, res, st)
+        st2 = _read_state(module)
+        st = _RestoreState(st2.codes, st2.adaptive, st2.error or err)
+        if _restored(res, st):
+            return RESTORED, _profile_view(st.codes, knobs), ""
+    return UNKNOWN, _profile_view(st.codes, knobs) if st.codes is not None else None, _left_text(res, st)
+
+
+def _restore_step(module: Any, res: PushResult, st: _RestoreState) -> str:
+    """One attempt: write back the codes of lanes that differ, then the adaptive EQ state."""
+    err = ""
+    if st.codes is None or any(st.codes.get(ln) != c for ln, c in res.snapshot.items()):
+        # only the knobs that differ: writing an unchanged tx_eq would switch adaptive EQ off needlessly
+        now_codes = st.codes or {}
+        lanes = {ln: {k: v for k, v in c.items() if st.codes is None or now_codes.get(ln, {}).get(k) != v}
+                 for ln, c in res.snapshot.items()}
+        try:
+            res.writes += 1
+            module.apply_eq({ln: c for ln, c in lanes.items() if c})
+        except Exception as exc:  # noqa: BLE001 - reported if it never succeeds
+            err = _short(exc)
+    now = None
+    if res.snapshot_adaptive:
+        try:
+            now = module.tx_adaptive_enabled()
+        except Exception as exc:  # noqa: BLE001
+            err = err or _short(exc)
+    if now is not None:
+        on = [ln for ln, want in res.snapshot_adaptive.items() if want and not now.get(ln)]
+        off = [ln for ln, want in res.snapshot_adaptive.items() if not want and now.get(ln)]
+        for lanes, want in ((on, True), (off, False)):
+            if not lanes:
+                continue
             try:
                 res.writes += 1
-                module.apply_eq(res.previous)
-            except Exception as exc:  # noqa: BLE001 - reported if it never succeeds
-                st.error = _short(exc)
-        if back and not (st.adaptive and all(st.adaptive.values())):
-            try:
-                res.writes += 1
-                module.enable_tx_adaptive(back)
+                if want:
+                    module.enable_tx_adaptive(lanes)
+                elif callable(getattr(module, "set_tx_adaptive", None)):
+                    module.set_tx_adaptive(lanes, False)
+                else:  # writing the fixed tx_eq code selects the fixed equalizer
+                    module.apply_eq({ln: {"tx_eq": res.snapshot[ln]["tx_eq"]} for ln in lanes})
             except Exception as exc:  # noqa: BLE001
-                st.error = _short(exc)
-        st2 = _read_state(module, res.previous, knobs, back)
-        st = _RestoreState(st2.codes, st2.adaptive, st2.error or st.error)
-        if st.codes == res.previous and st.adaptive is not None and all(st.adaptive.values()):
-            return RESTORED, st.codes, ""
-    return UNKNOWN, st.codes, _left_text(res.previous, st, back)
+                err = err or _short(exc)
+    return err
 
 
-def _read_state(module: Any, previous: dict[int, dict[str, int]], knobs: dict[int, Sequence[str]],
-                back: Sequence[int]) -> _RestoreState:
+def _restored(res: PushResult, st: _RestoreState) -> bool:
+    return (st.codes is not None and all(st.codes.get(ln) == c for ln, c in res.snapshot.items())
+            and st.adaptive is not None
+            and all(st.adaptive.get(ln) == want for ln, want in res.snapshot_adaptive.items()))
+
+
+def _profile_view(codes: dict[int, dict[str, int]] | None, knobs: dict[int, Sequence[str]]) -> dict[int, dict[str, int]] | None:
+    if codes is None:
+        return None
+    return {ln: {k: codes.get(ln, {})[k] for k in ks if k in codes.get(ln, {})} for ln, ks in knobs.items()}
+
+
+def _read_state(module: Any) -> _RestoreState:
     st = _RestoreState()
     try:
-        st.codes = _read_codes(module, previous, knobs)
+        st.codes, st.adaptive = _read_all_stable(module, attempts=2)
     except Exception as exc:  # noqa: BLE001
         st.error = _short(exc)
-    if not back:
-        st.adaptive = {}
-        return st
-    try:
-        on = module.tx_adaptive_enabled()
-        st.adaptive = {ln: bool(on.get(ln)) for ln in back}
-    except Exception as exc:  # noqa: BLE001
-        st.error = st.error or _short(exc)
     return st
 
 
@@ -324,24 +390,27 @@ def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200] or type(exc).__name__
 
 
-def _left_text(previous: dict[int, dict[str, int]], st: _RestoreState, back: Sequence[int]) -> str:
+def _left_text(res: PushResult, st: _RestoreState) -> str:
     """Exactly what differs from the state before the push (or could not be read)."""
     parts = []
     if st.codes is None:
         parts.append("the codes could not be read back")
     else:
-        for ln in sorted(previous):
-            diff = [f"{k}={st.codes.get(ln, {}).get(k, '?')} (was {v})" for k, v in sorted(previous[ln].items())
-                    if st.codes.get(ln, {}).get(k) != v]
+        for ln in sorted(res.snapshot):
+            was, now = res.snapshot[ln], st.codes.get(ln, {})
+            diff = [f"{k}={now.get(k, '?')} (was {v})" for k, v in sorted(was.items()) if now.get(k) != v]
             if diff:
                 parts.append(f"lane {ln} " + ",".join(diff))
-    if back:
+    if res.snapshot_adaptive:
         if st.adaptive is None:
             parts.append("the Tx input adaptive EQ state could not be read back")
         else:
-            off = [ln for ln, on in sorted(st.adaptive.items()) if not on]
+            off = [ln for ln, want in sorted(res.snapshot_adaptive.items()) if want and not st.adaptive.get(ln)]
+            on = [ln for ln, want in sorted(res.snapshot_adaptive.items()) if not want and st.adaptive.get(ln)]
             if off:
                 parts.append(f"Tx input adaptive EQ still off on lane(s) {','.join(map(str, off))} (was on)")
+            if on:
+                parts.append(f"Tx input adaptive EQ on on lane(s) {','.join(map(str, on))} (was off)")
     if st.error:
         parts.append(f"last error: {st.error}")
     return "; ".join(parts) or "read-back differs"
