@@ -55,8 +55,13 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     from eqtune.session.live import SessionView
 
     path = session_path(session_id, sessions) / "journal.jsonl"
+    from eqtune.session.records import check_records
+
     contents = read_journal(path)
+    check_records(contents.records, str(path))
     view = SessionView(contents.records)
+    if (view.header.get("config") or {}).get("module"):
+        view.config.check()
     lanes = view.lane_results()
     dev = view.device("module") or {}
     if as_json:

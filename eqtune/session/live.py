@@ -43,6 +43,7 @@ from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
 from eqtune.session.journal import Journal, read_journal, session_path
+from eqtune.session.records import check_records
 
 RECORD_TYPES: dict[str, str] = {
     "session": "first record: id, created, eqtune version, metadata (site, customer, link, operator, ...), "
@@ -378,7 +379,12 @@ def load_session(session_id: str, sessions_dir: str | os.PathLike[str] | None = 
     path = session_path(session_id, sessions_dir) / "journal.jsonl"
     if not path.is_file():
         raise SessionError(f"no session {session_id!r} in {path.parent.parent}: see `eqtune session list`")
-    return SessionView(read_journal(path).records)
+    records = read_journal(path).records
+    check_records(records, str(path))
+    view = SessionView(records)
+    if (view.header.get("config") or {}).get("module"):
+        view.config.check()  # types and ranges of the journaled configuration (shown in reports)
+    return view
 
 
 # ---------------------------------------------------------------------------------------------
@@ -459,6 +465,7 @@ class LiveTuner:
         """Reopen an interrupted session; :meth:`run` then continues where it stopped."""
         journal = Journal.open(session_id, sessions_dir)
         try:
+            check_records(journal.records, str(journal.path))
             view = SessionView(journal.records)
             if view.status() == "done":
                 raise SessionError(f"session {session_id} is complete; nothing to resume "
@@ -467,6 +474,7 @@ class LiveTuner:
             if not cfg_d.get("module"):
                 raise SessionError(f"session {session_id} has no live-tuning configuration; it cannot be resumed")
             config = view.config  # header config, with what the plan resolved (metric)
+            config.check()  # an edited journal must not resume with a NaN dwell or lane 9
             t = cls(journal, config, on_event=on_event, **kw)
             if journal.recovered_torn is not None:
                 t._emit("log", text=journal.recovered_torn.describe())
