@@ -155,5 +155,5 @@ def mutated_json(draw, seed: Any) -> Any:
         if draw(st.integers(0, 9)) == 0 and isinstance(parent, dict):
             del parent[path[-1]]
         else:
-            parent[path[-1]] = draw(st.sampled_from(NASTY_JSON))
+            parent[path[-1]] = json.loads(json.dumps(draw(st.sampled_from(NASTY_JSON))))  # a fresh copy
     return doc
