@@ -72,8 +72,11 @@ class LazyGroup(click.Group):
 
 
 def _one_line(text: str) -> str:
-    """Error text on one line (a message quoting a file's content may hold newlines)."""
-    return " ".join(text.split())
+    """Error text on one line (a message quoting a file's content may hold newlines), with control
+    characters a device or file put there shown as escapes (see eqtune.textsafe)."""
+    from eqtune.textsafe import printable
+
+    return printable(" ".join(text.split()))
 
 
 def _unavailable(name: str) -> click.Command:

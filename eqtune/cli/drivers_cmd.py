@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from eqtune.cli._common import echo_json
+from eqtune.textsafe import printable
 
 
 @click.group(name="drivers")
@@ -124,8 +125,8 @@ def scan_cmd(resources: tuple[str, ...], discover: bool, timeout_ms: int, backen
         return
     for r in rows:
         if r["definition"]:
-            click.echo(f"{r['resource']}  {r['definition']} ({r['kind']})  {r['idn']}")
+            click.echo(printable(f"{r['resource']}  {r['definition']} ({r['kind']})  {r['idn']}"))  # *IDN? is device text
         elif r["idn"]:
-            click.echo(f"{r['resource']}  (no definition)  {r['idn']}")
+            click.echo(printable(f"{r['resource']}  (no definition)  {r['idn']}"))  # *IDN? is device text
         else:
-            click.echo(f"{r['resource']}  unreachable: {r['error']}")
+            click.echo(printable(f"{r['resource']}  unreachable: {r['error']}"))  # *IDN? is device text

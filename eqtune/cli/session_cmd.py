@@ -75,12 +75,14 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
         return
     head = view.header
     click.echo(f"session {session_id}  ({view.status()}, {len(contents.records)} records)  {path}")
+    from eqtune.textsafe import printable  # journaled device text and metadata: no terminal escapes
+
     for k, v in (head.get("metadata") or {}).items():
-        click.echo(f"  {k:<9} {v}")
+        click.echo(printable(f"  {k:<9} {v}"))
     ident = dev.get("identity") or {}
     if dev:
-        click.echo(f"  module    {dev.get('resource')}: {ident.get('vendor')} {ident.get('pn')} SN {ident.get('sn')} "
-                   f"fw {ident.get('firmware')}")
+        click.echo(printable(f"  module    {dev.get('resource')}: {ident.get('vendor')} {ident.get('pn')} "
+                             f"SN {ident.get('sn')} fw {ident.get('firmware')}"))
     cfg = view.config
     click.echo(f"  tuning    metric {cfg.metric}, dwell {cfg.dwell_s:g} s, verify {cfg.verify_dwell:g} s, "
                f"budget {cfg.budget}, seed {cfg.seed}")

@@ -194,6 +194,12 @@ class LiveEvent:
     t: float = field(default_factory=time.time)
 
     def text(self) -> str:
+        """One line for a terminal (device text such as vendor or SN with control characters escaped)."""
+        from eqtune.textsafe import printable
+
+        return printable(self._text())
+
+    def _text(self) -> str:
         d = self.data
         k = self.kind
         if k == "phase":

@@ -302,8 +302,10 @@ class Profile:
 
     def describe_module(self) -> str:
         m = self.module
+        from eqtune.textsafe import printable
+
         s = f"{m.get('vendor', '')} {m.get('pn', '')}".strip()
-        return s + (f" SN {m['sn']}" if m.get("sn") else " (any SN)")
+        return printable(s + (f" SN {m['sn']}" if m.get("sn") else " (any SN)"))
 
     def identity_mismatches(self, identity: Any) -> list[str]:
         """Differences that make the profile not apply to a module (empty list = it fits)."""

@@ -77,7 +77,9 @@ class PushResult:
     def line(self) -> str:
         sn = self.identity.get("sn", "")
         who = f"{self.resource}" + (f" (SN {sn})" if sn else "")
-        return f"{who}: {self.status}" + (f" - {self.message}" if self.message else "")
+        from eqtune.textsafe import printable
+
+        return printable(f"{who}: {self.status}" + (f" - {self.message}" if self.message else ""))
 
 
 @dataclass
@@ -115,7 +117,9 @@ class PushReport:
         if unknown:
             lines.append(f"{len(unknown)} module(s) in an UNKNOWN state - check them with "
                          "`eqtune module show`: " + ", ".join(r.resource for r in unknown))
-        return lines
+        from eqtune.textsafe import printable
+
+        return [printable(ln) for ln in lines]
 
     def to_dict(self) -> dict[str, Any]:
         return {"profile_digest": self.profile_digest, "dry_run": self.dry_run, "ok": self.ok,
