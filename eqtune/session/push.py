@@ -456,6 +456,7 @@ def push_profile(
     on_result: Callable[[PushResult], None] | None = None,
     jobs: int = 1,
     restore_time_s: float = RESTORE_TIME_LIMIT_S,
+    trusted_keys: list[Any] | None = None,
 ) -> PushReport:
     """Push a profile (or a profile path) to every module (resource strings or open modules).
 
@@ -465,6 +466,8 @@ def push_profile(
     """
     if not isinstance(profile, Profile):
         profile = Profile.load(profile)  # schema + digest: refused before any module is opened
+    if trusted_keys is not None:  # --require-signed: a signature by one of these keys, before any I/O
+        profile.verify_signature(list(trusted_keys))
     if not modules:
         raise ProfileError("no modules to push to: give at least one --module RESOURCE")
     if opener is None:
