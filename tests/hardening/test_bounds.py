@@ -28,6 +28,7 @@ def _profile_text(**replace: str) -> str:
     ("tx_c1 = [-0.2, 0.0, 0.02, 0.0]", "tx_c1 = [-0.2, nan, 0.02, 0.0]", "finite"),
     ("gdc_db = [-16, 0, 1, -6]", "gdc_db = [-16, inf, 1, -6]", "finite"),
     ("fz_ghz = 21.25", "fz_ghz = 0", "fz_ghz"),
+    ("fz_ghz = 21.25", "fz_ghz = inf", "fz_ghz"),
     ("baud_gbd = 53.125", "baud_gbd = 1e12", "baud_gbd"),
 ])
 def test_serdes_profile_out_of_range_is_refused_quickly(tmp_path, old, new, word):
