@@ -87,3 +87,19 @@ def test_bad_emulator_resources(resource):
     assert r.exit_code == 2, r.output
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "emu:" in lines[0], r.output
+
+
+@pytest.mark.parametrize("args", [
+    ["measure", "--module", "emu:c2m-10in", "--lane", "1", "--dwell", "nan"],
+    ["measure", "--module", "emu:c2m-10in", "--lane", "1", "--bit-rate-gbps", "inf"],
+    ["demo", "--dwell", "nan"],
+    ["eye", "c2m-10in", "--ber", "nan"],
+    ["eye", "c2m-10in", "--samples-per-ui", "100000000"],
+    ["channel", "show", "c2m-10in", "--temperature", "nan"],
+    ["tune", "c2m-10in", "--sim", "--budget", "0"],
+    ["tune", "c2m-10in", "--sim", "--time-budget", "-1"],
+])
+def test_other_numeric_options_refused_in_one_line(args):
+    r = CliRunner().invoke(main, args)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("eqtune: error:"), r.output
