@@ -140,7 +140,8 @@ def read_network(path: str | Path):
     except Exception as exc:  # noqa: BLE001 - scikit-rf raises many types for bad text
         line, why = _scan_problem(p, n_name)
         where = f"{p}:{line}" if line else f"{p}"
-        detail = why or f"scikit-rf cannot parse it ({type(exc).__name__}: {exc})"
+        said = " ".join(str(exc).split())[:200]  # one line: scikit-rf messages may end in newlines
+        detail = why or f"scikit-rf cannot parse it ({type(exc).__name__}: {said})"
         raise TouchstoneError(f"{where}: {detail}") from None
     f = np.asarray(net.f, dtype=float)
     s = np.asarray(net.s)
