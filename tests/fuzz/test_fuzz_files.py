@@ -2,8 +2,8 @@
 fleet CSV, tuning profile, session journal, driver definition. Each input is a mutation of a valid
 file (nasty numbers, flipped/inserted/deleted bytes, non-UTF-8, truncation, type-confused JSON), run
 at a fixed seed; each must be accepted or refused with a one-line EqtuneError (the CLI's exit 2), never
-a traceback or a hang. 2,020 inputs here (1,900 through the loaders, whose EqtuneError is what the CLI
-prints as one line with exit 2; 270 through the CLI itself), 400 more in test_fuzz_cli.py."""
+a traceback or a hang. 2,020 inputs here (1,650 through the loaders, whose EqtuneError is what the CLI
+prints as one line with exit 2; 370 through the CLI itself), 400 more in test_fuzz_cli.py."""
 
 from __future__ import annotations
 
