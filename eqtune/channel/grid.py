@@ -20,10 +20,26 @@ from eqtune.errors import ChannelError
 DEFAULT_DF_HZ = 10e6
 
 
+MAX_GRID_POINTS = 1_000_000  # 10 THz at 10 MHz: far above any channel; bounds memory (~100 MB per 4-port)
+
+
 def default_grid(data_fmax_hz: float | None, baud_gbd: float, df_hz: float = DEFAULT_DF_HZ) -> np.ndarray:
-    """Uniform grid 0, df, ..., >= max(data fmax, 2 x baud) (Hz)."""
+    """Uniform grid 0, df, ..., >= max(data fmax, 2 x baud) (Hz).
+
+    The size is checked before anything is allocated: a Touchstone file whose option line says GHz but
+    whose values are in Hz reaches 1e19 Hz, which would otherwise ask for a 1e12-point grid."""
+    for name, v in (("data fmax (Hz)", data_fmax_hz or 0.0), ("baud (GBd)", baud_gbd), ("df (Hz)", df_hz)):
+        if not np.isfinite(float(v)):
+            raise ChannelError(f"{name} {v} is not a finite number; check the channel's frequencies and baud")
+    if not df_hz > 0 or not baud_gbd > 0:
+        raise ChannelError(f"grid step {df_hz:g} Hz and baud {baud_gbd:g} GBd must be > 0")
     fmax = max(float(data_fmax_hz or 0.0), 2.0 * baud_gbd * 1e9)
     n = int(np.ceil(fmax / df_hz - 1e-9)) + 1
+    if n > MAX_GRID_POINTS:
+        raise ChannelError(
+            f"the frequency grid would have {n:.3g} points (up to {fmax / 1e9:.4g} GHz in {df_hz / 1e6:g} MHz steps, "
+            f"at most {MAX_GRID_POINTS}): does a Touchstone option line say GHz while the values are in Hz? "
+            "Fix the unit on its '#' line (or the baud / df)")
     return np.arange(n) * df_hz
 
 

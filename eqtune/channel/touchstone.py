@@ -119,6 +119,9 @@ def _first_nonincreasing(path: Path, nports: int) -> tuple[int | None, float, fl
     return None
 
 
+MAX_FREQ_HZ = 10e12  # 10 THz: no electrical channel data goes there; a Hz/GHz unit mix-up does (1e18+)
+
+
 def read_network(path: str | Path):
     """Parse ``path`` with scikit-rf; every failure becomes a :class:`TouchstoneError`."""
     import skrf
@@ -137,7 +140,8 @@ def read_network(path: str | Path):
     except Exception as exc:  # noqa: BLE001 - scikit-rf raises many types for bad text
         line, why = _scan_problem(p, n_name)
         where = f"{p}:{line}" if line else f"{p}"
-        detail = why or f"scikit-rf cannot parse it ({type(exc).__name__}: {exc})"
+        said = " ".join(str(exc).split())[:200]  # one line: scikit-rf messages may end in newlines
+        detail = why or f"scikit-rf cannot parse it ({type(exc).__name__}: {said})"
         raise TouchstoneError(f"{where}: {detail}") from None
     f = np.asarray(net.f, dtype=float)
     s = np.asarray(net.s)
@@ -160,6 +164,9 @@ def read_network(path: str | Path):
         raise TouchstoneError(f"{p}: frequencies are not strictly increasing; sort the records")
     if f.size < 2:
         raise TouchstoneError(f"{p}: has only one frequency point; a channel needs a frequency sweep")
+    if f[-1] > MAX_FREQ_HZ:
+        raise TouchstoneError(f"{p}: frequencies reach {f[-1]:.3g} Hz (above {MAX_FREQ_HZ / 1e12:g} THz): the unit on "
+                              "the '#' option line (e.g. GHz) does not match the values (in Hz?); fix the option line")
     return net
 
 

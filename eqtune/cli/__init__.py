@@ -61,11 +61,23 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except EqtuneError as exc:
-            click.echo(f"eqtune: error: {exc}", err=True)
+            click.echo(f"eqtune: error: {_one_line(str(exc))}", err=True)
+            ctx.exit(exc.exit_code)
+        except click.UsageError as exc:  # a bad option value: one line too, exit 2 (click's own code)
+            where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+            click.echo(f"eqtune: error: {_one_line(exc.format_message())}{where}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("eqtune: interrupted", err=True)
             ctx.exit(130)
+
+
+def _one_line(text: str) -> str:
+    """Error text on one line (a message quoting a file's content may hold newlines), with control
+    characters a device or file put there shown as escapes (see eqtune.textsafe)."""
+    from eqtune.textsafe import printable
+
+    return printable(" ".join(text.split()))
 
 
 def _unavailable(name: str) -> click.Command:

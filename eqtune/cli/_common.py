@@ -14,3 +14,18 @@ def echo_json(obj: Any) -> None:
     """Print one strict-JSON object on stdout (numpy values converted, NaN/inf -> null)."""
     text = json.dumps(obj, default=jsonable)  # NaN survives this step as the token NaN ...
     click.echo(json.dumps(clean(json.loads(text)), indent=2, allow_nan=False))  # ... and becomes null here
+
+
+class FiniteFloat(click.FloatRange):
+    """``click.FloatRange`` that also refuses NaN and +/-inf (``float("nan")`` passes every ``<`` test,
+    so a plain range check lets ``--dwell nan`` through)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        rv = super().convert(value, param, ctx)
+        if rv is not None and not math.isfinite(float(rv)):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return rv

@@ -9,7 +9,7 @@ import warnings
 
 import click
 
-from eqtune.cli._common import echo_json
+from eqtune.cli._common import FiniteFloat, echo_json
 
 
 def _load(name: str, **kw):
@@ -55,7 +55,8 @@ def list_cmd(as_json: bool) -> None:
 @click.argument("channel_name", metavar="CHANNEL")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Write IL/RL and pulse response PNG.")
-@click.option("--temperature", type=float, help="Trace temperature in C (parametric segments).")
+@click.option("--temperature", type=FiniteFloat(min=-100.0, max=300.0),
+              help="Trace temperature in C (parametric segments).")
 @click.option("--port-order", type=click.Choice(["auto", "1-2/3-4", "1-3/2-4"]), default="auto",
               show_default=True, help="4-port Touchstone port order (legs 1->2,3->4 or 1->3,2->4).")
 @click.option("--no-aggressors", is_flag=True, help="Ignore crosstalk aggressors.")

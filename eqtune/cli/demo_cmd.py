@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import click
 
+from eqtune.cli._common import FiniteFloat
+
 CHANNEL = "c2m-10in"
 BERT = "keysight-m8040a"
 
@@ -23,7 +25,7 @@ BERT = "keysight-m8040a"
               help="Measure with the emulated Keysight M8040A BERT over TCP/pyvisa-py (real-time gates) "
                    "instead of the module's own PRBS checker.")
 @click.option("--budget", type=click.IntRange(1, 500), default=30, show_default=True, help="Evaluations per lane.")
-@click.option("--dwell", type=click.FloatRange(min=0.001, max=10.0), default=0.05, show_default=True,
+@click.option("--dwell", type=FiniteFloat(min=0.001, max=10.0), default=0.05, show_default=True,
               help="BERT gate per evaluation (s, with --bert); baseline and verification use 10x. The module "
                    "checker runs on the emulator's virtual clock with the dwell a 1e-12 BER target needs.")
 @click.option("--patience", type=click.IntRange(1, 500), default=6, show_default=True,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from eqtune.cli._common import echo_json
+from eqtune.textsafe import printable
 
 
 @click.group(name="drivers")
@@ -133,8 +134,8 @@ def scan_cmd(resources: tuple[str, ...], discover: bool, timeout_ms: int, backen
             un = r["unverified"]
             note = (f"  [{len(un)} unverified command(s): {', '.join(un)}; check them on the instrument]"
                     if un else "")
-            click.echo(f"{r['resource']}  {r['definition']} ({r['kind']})  {r['idn']}{note}")
+            click.echo(printable(f"{r['resource']}  {r['definition']} ({r['kind']})  {r['idn']}{note}"))  # *IDN? is device text
         elif r["idn"]:
-            click.echo(f"{r['resource']}  (no definition)  {r['idn']}")
+            click.echo(printable(f"{r['resource']}  (no definition)  {r['idn']}"))  # *IDN? is device text
         else:
-            click.echo(f"{r['resource']}  unreachable: {r['error']}")
+            click.echo(printable(f"{r['resource']}  unreachable: {r['error']}"))  # *IDN? is device text

@@ -9,6 +9,10 @@ Starts, on 127.0.0.1:
 
 All share one ``EmulatedLink``: codes written to the module change the BER the BERT counts and
 the eye the scope measures. Runs until Ctrl-C (or ``--duration``).
+
+Security: the register bridge and the SCPI emulators have no authentication: anyone who can connect
+can write any register. They are for emulators on the bench; ``--host`` other than a loopback address
+prints a warning.
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ def _stop_on_sigterm() -> None:
               help="Port of the module register bridge (0: pick a free port).")
 @click.option("--instrument", "instruments", multiple=True, metavar="NAME",
               help="Instrument definition to emulate (repeatable; default: keysight-m8040a and keysight-flexdca).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. Keep the loopback default: the bridge takes unauthenticated register "
+                   "writes (a warning is printed for any other address).")
 @click.option("--seed", type=int, default=None, help="Random seed (reproducible noise).")
 @click.option("--no-module", is_flag=True, help="Start only the instrument emulators.")
 @click.option("--duration", type=click.FloatRange(min=0.0), default=None, hidden=True,
@@ -52,7 +58,10 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
     from eqtune.drivers.definition import find_definition
     from eqtune.drivers.emulated_link import EmulatedLink
     from eqtune.drivers.emulator_scpi import ScpiEmulator
+    from eqtune.drivers.netbridge import NON_LOOPBACK_WARNING, is_loopback
 
+    if not is_loopback(host):
+        click.echo("eqtune: warning: " + NON_LOOPBACK_WARNING.format(host=f"--host {host}"), err=True)
     names = list(instruments) or list(DEFAULT_INSTRUMENTS)
     defs = [find_definition(n) for n in names]  # unknown names fail before anything starts
     link = EmulatedLink(channel, seed=seed)
@@ -63,9 +72,13 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
             from eqtune.drivers.emulator_module import EmulatedModule
 
             module = EmulatedModule(link, channel=channel, seed=seed, name=f"emu:{channel}")
+            import warnings
+
             from eqtune.drivers.netbridge import NetBridgeServer
 
-            bridge = NetBridgeServer(module, host, module_port).start()
+            with warnings.catch_warnings():  # already said once above
+                warnings.simplefilter("ignore", UserWarning)
+                bridge = NetBridgeServer(module, host, module_port).start()
             click.echo(f"module   {channel:<22} {bridge.resource}")
         for i, d in enumerate(defs):
             emu = ScpiEmulator(d, link, host=host, port=(port + i) if port else 0, seed=seed).start()

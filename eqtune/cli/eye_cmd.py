@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import click
 
+from eqtune.cli._common import FiniteFloat
+
 _DIRECTIONS = ("host_rx", "module_rx", "serdes")
 
 
@@ -55,8 +57,9 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--rx-post", type=int, default=None, metavar="CODE", help="Module Rx output post-cursor code.")
 @click.option("--rx-amp", type=int, default=None, metavar="CODE", help="Module Rx output amplitude code.")
 @click.option("--tx-eq", type=int, default=None, metavar="CODE", help="Module Tx input EQ code (dB peaking).")
-@click.option("--ber", type=float, default=1e-6, show_default=True, help="Target BER (1e-3..1e-15).")
-@click.option("--samples-per-ui", type=int, default=32, show_default=True)
+@click.option("--ber", type=FiniteFloat(), default=1e-6, show_default=True,  # range: checked by the engine
+              help="Target BER (1e-3..1e-15).")
+@click.option("--samples-per-ui", type=click.IntRange(4, 1024), default=32, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--precoding", is_flag=True,
               help="FEC figures with 1/(1+D) mod 4 precoding (802.3cd 135.5.7.2); default off.")

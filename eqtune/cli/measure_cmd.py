@@ -16,7 +16,7 @@ import math
 
 import click
 
-from eqtune.cli._common import echo_json
+from eqtune.cli._common import FiniteFloat, echo_json
 
 MIN_DWELL_S = 0.1  # shortest gate we ask of a real BERT/checker (gate control latency ~ms)
 DEFAULT_RATE_GBPS = 106.25  # 800G-8: 53.125 GBd PAM4 per lane (IEEE 802.3ck / 802.3df)
@@ -30,13 +30,13 @@ DEFAULT_RATE_GBPS = 106.25  # 800G-8: 53.125 GBd PAM4 per lane (IEEE 802.3ck / 8
 @click.option("--definition", "definitions", multiple=True, metavar="NAME",
               help="Pin the definition of each --instrument in order (default: match by *IDN?).")
 @click.option("--lane", type=click.IntRange(1, 8), required=True, help="Lane 1..8 (CMIS numbering).")
-@click.option("--dwell", type=click.FloatRange(min=0.0, min_open=True, max=86400.0), default=None,
+@click.option("--dwell", type=FiniteFloat(min=0.0, min_open=True, max=86400.0), default=None,
               help="BER gate time in seconds (default: from --ber-target).")
-@click.option("--ber-target", type=click.FloatRange(min=0.0, max=1.0, min_open=True, max_open=True), default=1e-6,
+@click.option("--ber-target", type=FiniteFloat(min=0.0, max=1.0, min_open=True, max_open=True), default=1e-6,
               show_default=True, help="BER to demonstrate at 95 % confidence; sets the dwell when --dwell is not given.")
-@click.option("--bit-rate-gbps", type=click.FloatRange(min=0.0, min_open=True), default=DEFAULT_RATE_GBPS,
+@click.option("--bit-rate-gbps", type=FiniteFloat(min=0.0, min_open=True), default=DEFAULT_RATE_GBPS,
               show_default=True, help="Lane line rate, for the dwell from --ber-target.")
-@click.option("--acquire", "acquire_s", type=click.FloatRange(min=0.0, max=3600.0), default=0.5, show_default=True,
+@click.option("--acquire", "acquire_s", type=FiniteFloat(min=0.0, max=3600.0), default=0.5, show_default=True,
               help="Scope acquisition time before reading eye metrics (s).")
 @click.option("--timeout-ms", type=click.IntRange(50, 600000), default=None,
               help="Instrument I/O timeout (default: the definition's).")

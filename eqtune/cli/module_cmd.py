@@ -42,9 +42,11 @@ def show(resource: str, lane: int | None, as_json: bool) -> None:
 
         echo_json({"resource": resource, "identity": ident.to_dict(), "capabilities": caps.to_dict(), "lanes": rows})
         return
+    from eqtune.textsafe import printable  # module text is device data: no terminal escapes
+
     click.echo(f"module      {resource}")
-    click.echo(f"vendor      {ident.vendor}  (OUI {ident.oui})")
-    click.echo(f"part        {ident.pn}  rev {ident.rev}  SN {ident.sn}  date {ident.date_code}")
+    click.echo(printable(f"vendor      {ident.vendor}  (OUI {ident.oui})"))
+    click.echo(printable(f"part        {ident.pn}  rev {ident.rev}  SN {ident.sn}  date {ident.date_code}"))
     click.echo(f"type        {ident.form_factor}  CMIS {ident.cmis_rev}  firmware {ident.firmware}  state {ident.module_state}")
     kv = caps.knob_values()
     knobs = [k for k in KNOB_ORDER if k in kv]

@@ -50,6 +50,9 @@ def show(file: str, as_json: bool) -> None:
         return
     m = prof.module
     click.echo(f"profile {file}: integrity ok (sha256 {prof.digest})")
+    sig = prof.signature
+    click.echo("  signed   " + (f"{sig['algorithm']} by key {sig['key_id']} (checked by push --require-signed)"
+                               if sig else "no (push --require-signed refuses it)"))
     click.echo(f"  module   {prof.describe_module()}  rev {m.get('rev')}  firmware {m.get('firmware')}")
     click.echo(f"  channel  {prof.channel or '-'}   session {prof.session or '-'}   created {prof.created}")
     for k, v in prof.link.items():
@@ -64,6 +67,32 @@ def show(file: str, as_json: bool) -> None:
             extra = (f"   margin {f(mg.get('baseline'))} -> {f(mg.get('tuned'))} {mg.get('metric', '')} "
                      f"({mg.get('decision')})")
         click.echo(f"  lane {lane}: " + " ".join(f"{k}={v}" for k, v in sorted(codes.items())) + extra)
+
+
+@profile.command(name="sign")
+@click.argument("file", metavar="FILE")
+@click.option("--key", "key_file", required=True, metavar="KEY",
+              help="Ed25519 private key (NAME.key from `eqtune profile keygen`) or HMAC site key file.")
+def sign(file: str, key_file: str) -> None:
+    """Sign a profile (after checking its integrity); the signature is stored in the file."""
+    from eqtune.session.profile import Profile
+    from eqtune.session.signing import load_key
+
+    prof = Profile.load(file)
+    key = load_key(key_file)
+    prof.sign(key)
+    prof.save(file)
+    click.echo(f"profile {file}: signed ({key.algorithm}, key {key.key_id})")
+
+
+@profile.command(name="keygen")
+@click.argument("prefix", metavar="NAME")
+def keygen(prefix: str) -> None:
+    """Create an Ed25519 key pair NAME.key (secret: signs) and NAME.pub (give to sites: verifies)."""
+    from eqtune.session.signing import keygen as _keygen
+
+    priv, pub = _keygen(prefix)
+    click.echo(f"private key {priv} (keep it secret), public key {pub} (trust it with --trusted-key)")
 
 
 @profile.command(name="verify")
@@ -104,14 +133,27 @@ def verify(file: str, module_res: str, force_identity: bool, as_json: bool) -> N
 @click.option("--force-identity", is_flag=True, help="Push even to modules whose vendor/PN/SN do not match.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Modules pushed at once (only for modules on separate buses/adapters).")
+@click.option("--require-signed", is_flag=True,
+              help="Refuse the profile unless it is signed by a trusted key (--trusted-key / $EQTUNE_TRUSTED_KEYS).")
+@click.option("--trusted-key", "trusted_key", multiple=True, metavar="FILE",
+              help="Ed25519 public key (.pub) or HMAC site key file trusted to sign profiles (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: bool, jobs: int, as_json: bool) -> None:
+def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: bool, jobs: int,
+         require_signed: bool, trusted_key: tuple[str, ...], as_json: bool) -> None:
     """Push a profile to one or more modules: verify, write, apply, read back, restore on failure."""
     from eqtune.errors import ProfileError
     from eqtune.session.profile import Profile
     from eqtune.session.push import push_profile
 
     prof = Profile.load(file)  # schema + digest: refused before any module is opened
+    if require_signed:  # the signature too, before any module is opened
+        from eqtune.session.signing import trusted_keys
+
+        key = prof.verify_signature(trusted_keys(trusted_key))
+        if not as_json:
+            click.echo(f"signature ok: {prof.signature['algorithm']} key {key.key_id} ({key.source})")
+    elif trusted_key:
+        raise ProfileError("--trusted-key applies with --require-signed")
 
     def progress(r) -> None:
         if not as_json:

@@ -55,8 +55,13 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     from eqtune.session.live import SessionView
 
     path = session_path(session_id, sessions) / "journal.jsonl"
+    from eqtune.session.records import check_records
+
     contents = read_journal(path)
+    check_records(contents.records, str(path))
     view = SessionView(contents.records)
+    if (view.header.get("config") or {}).get("module"):
+        view.config.check()
     lanes = view.lane_results()
     dev = view.device("module") or {}
     if as_json:
@@ -65,16 +70,19 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
             "devices": view.all("device"), "plan": view.plan(),
             "lanes": {str(k): v.to_dict() for k, v in lanes.items()},
             "records": len(contents.records), "torn": None if contents.torn is None else contents.torn.describe(),
+            "integrity": contents.integrity(), "bad_checksums": list(contents.bad_checksums),
         })
         return
     head = view.header
     click.echo(f"session {session_id}  ({view.status()}, {len(contents.records)} records)  {path}")
+    from eqtune.textsafe import printable  # journaled device text and metadata: no terminal escapes
+
     for k, v in (head.get("metadata") or {}).items():
-        click.echo(f"  {k:<9} {v}")
+        click.echo(printable(f"  {k:<9} {v}"))
     ident = dev.get("identity") or {}
     if dev:
-        click.echo(f"  module    {dev.get('resource')}: {ident.get('vendor')} {ident.get('pn')} SN {ident.get('sn')} "
-                   f"fw {ident.get('firmware')}")
+        click.echo(printable(f"  module    {dev.get('resource')}: {ident.get('vendor')} {ident.get('pn')} "
+                             f"SN {ident.get('sn')} fw {ident.get('firmware')}"))
     cfg = view.config
     click.echo(f"  tuning    metric {cfg.metric}, dwell {cfg.dwell_s:g} s, verify {cfg.verify_dwell:g} s, "
                f"budget {cfg.budget}, seed {cfg.seed}")
@@ -86,6 +94,8 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
                    + (", holds " + " ".join(f"{k}={v}" for k, v in sorted(r.final.items())) if r.final else ""))
     if contents.torn is not None:
         click.echo(f"  note: {contents.torn.describe()}; `eqtune session resume {session_id}` sets it aside")
+    if contents.bad_checksums:
+        click.echo(f"  WARNING: {contents.integrity()}; the session cannot be resumed")
     if eye:
         from eqtune.session.model import model_eye_lines
 

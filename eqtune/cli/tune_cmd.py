@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from eqtune.cli._common import FiniteFloat
+
 
 def _split(values: tuple[str, ...] | str | None) -> list[str]:
     if not values:
@@ -56,14 +58,14 @@ def _load_json(path: str, option: str) -> Any:
               help="Knobs to tune: rx_pre,rx_post,rx_amp,tx_eq,tx_cm3..tx_c2,ctle_gdc,ctle_gdc2; aliases tx_ffe, ctle. "
                    "Default: the module Rx-output codes rx_pre,rx_post,rx_amp.")
 @click.option("--fix", "fix", default=None, metavar="K=V,...", help="Fix other knobs at these values.")
-@click.option("--budget", type=int, default=None,
+@click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Measurements allowed (baseline included). Default: 60 with --sim, 30 with --live.")
 @click.option("--objective", default="eye_height", show_default=True,
               help="eye_height (mV), com (dB), eye_width (UI), fec (decades of KP4 codeword error ratio below the 6.2e-11 frame-loss target), or a weighted sum like eye_height:1,com:10.")
 @click.option("--corners", default=None, metavar="C1,C2",
               help="Tune the worst case over corners: 25C,85C (trace temperature), xtalk-on,xtalk-off, 85C+xtalk-on.")
 @click.option("--seed", type=int, default=None, help="Random seed (reproducible runs); drawn and reported if omitted.")
-@click.option("--ber", type=float, default=1e-6, show_default=True, help="Target BER of the eye margins.")
+@click.option("--ber", type=FiniteFloat(min=0.0, max=0.5, min_open=True), default=1e-6, show_default=True, help="Target BER of the eye margins.")
 @click.option("--direction", type=click.Choice(["host_rx", "module_rx", "serdes"]), default=None,
               help="Link direction (default: from the knobs).")
 @click.option("--profile", "serdes_profile", default=None, help="SerDes profile name or TOML (default: the channel's).")
@@ -76,10 +78,10 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--warm", default=None, metavar="FILE",
               help="Warm start: a previous --json result (its history) or a profile (its codes). "
                    "[live] also 'model': measure the channel model's optimum first.")
-@click.option("--time-budget", type=float, default=None, metavar="S", help="Stop after S seconds.")
-@click.option("--target", "target_margin", type=float, default=None, help="Stop once this margin is reached.")
-@click.option("--patience", type=int, default=None, metavar="K", help="Stop when the recommendation is unchanged for K evaluations.")
-@click.option("--remeasure", type=int, default=0, metavar="K", help="Re-measure the K best points at the end (noisy sources).")
+@click.option("--time-budget", type=FiniteFloat(min=0.0, min_open=True), default=None, metavar="S", help="Stop after S seconds.")
+@click.option("--target", "target_margin", type=FiniteFloat(), default=None, help="Stop once this margin is reached.")
+@click.option("--patience", type=click.IntRange(min=1), default=None, metavar="K", help="Stop when the recommendation is unchanged for K evaluations.")
+@click.option("--remeasure", type=click.IntRange(min=0), default=0, metavar="K", help="Re-measure the K best points at the end (noisy sources).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (progress goes to stderr).")
 @click.option("--save-profile", default=None, metavar="FILE", help="Write the tuned codes as a profile / JSON file.")
 @click.option("--plot", default=None, metavar="FILE.png", help="Convergence curve and tuned eye.")
@@ -89,20 +91,20 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--lane", "lane", multiple=True, metavar="N", help="[live] Lane(s) 1..8 (repeat or comma list).")
 @click.option("--instrument", default=None, metavar="RESOURCE", help="[live] BERT / scope measuring the margin.")
 @click.option("--module-ber", is_flag=True, help="[live] Use the module's own PRBS checker for BER.")
-@click.option("--dwell", type=float, default=None, metavar="S", help="[live] Measurement dwell time per point (s).")
+@click.option("--dwell", type=FiniteFloat(min=0.0, min_open=True), default=None, metavar="S", help="[live] Measurement dwell time per point (s).")
 @click.option("--session", default=None, metavar="ID", help="[live] Session id (journal name).")
 @click.option("--sessions", default=None, metavar="DIR", help="[live] Sessions folder.")
 @click.option("--site", default=None, help="[live] Site name recorded in the journal.")
 @click.option("--customer", default=None, help="[live] Customer recorded in the journal.")
 @click.option("--link", default=None, help="[live] Link name / id recorded in the journal.")
 @click.option("--operator", default=None, help="[live] Operator recorded in the journal.")
-@click.option("--verify-dwell", type=float, default=None, metavar="S",
+@click.option("--verify-dwell", type=FiniteFloat(min=0.0, min_open=True), default=None, metavar="S",
               help="[live] Dwell time of the final verify measurements (s; default: as --dwell).")
 @click.option("--metric", type=click.Choice(["ber", "q_db", "eye_height"]), default=None,
               help="[live] Measured margin: ber, q_db or eye_height (default: ber).")
-@click.option("--target-ber", type=float, default=None, metavar="BER",
+@click.option("--target-ber", type=FiniteFloat(min=0.0, max=0.5, min_open=True), default=None, metavar="BER",
               help="[live] BER target; sets the dwell when --dwell is not given.")
-@click.option("--settle", type=float, default=None, metavar="S",
+@click.option("--settle", type=FiniteFloat(min=0.0), default=None, metavar="S",
               help="[live] Wait after writing codes before measuring (s; default 0).")
 def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,
          corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,

@@ -503,6 +503,10 @@ def load_definition(path: str | Path) -> Definition:
         raise ConfigError(f"driver definition {p} not found; see `eqtune drivers list` for the shipped ones") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"driver definition {p} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"driver definition {p} is not UTF-8 text (byte {exc.start}); save it as UTF-8 TOML") from None
+    except OSError as exc:
+        raise ConfigError(f"driver definition {p} cannot be read ({exc.strerror}); check the path") from None
     return parse_definition(data, p)
 
 

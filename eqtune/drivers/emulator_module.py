@@ -346,6 +346,19 @@ class EmulatedModule(PrbsCheckerMixin):
             for lane in range(1, self.lanes + 1):
                 self.link.set_tx_adaptive(lane, self.tx_adaptive_on)
 
+    def reset(self) -> None:
+        """Reset (ResetS / ResetL / power cycle): every register back to its power-up value and the
+        link back to the power-up codes, with Tx input adaptive EQ as shipped (CMIS 5.2 section 6.3.2:
+        after a reset the module reinitializes from its defaults; volatile control settings are lost)."""
+        with self._lock:
+            for lane, codes in self._defaults.items():
+                self.link.set_codes(lane, dict(codes))
+            self._lower[:] = bytes(128)
+            self._pages.clear()
+            self._bank = self._page = 0
+            self._events.clear()
+            self._build()
+
     # ------------------------------------------------------------------ faults
     def inject(self, kind: str, count: int = 1, *, on: str = "any", after: int = 0, **params) -> None:
         """Arm a fault for the next ``count`` matching transactions (after letting ``after`` pass).

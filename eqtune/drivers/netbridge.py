@@ -65,13 +65,45 @@ class _TCPServer(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
 
+def is_loopback(host: str) -> bool:
+    """True when ``host`` (name or address) resolves only to loopback addresses (127/8, ::1)."""
+    import ipaddress
+
+    h = host.strip().strip("[]")
+    if h.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(h, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
+
+
+NON_LOOPBACK_WARNING = (
+    "{host} is not a loopback address: the module register bridge accepts unauthenticated raw writes to "
+    "any register, and the SCPI emulators any command, from anyone who can reach this machine; they are "
+    "for emulators on a lab bench only - never expose them on a shared network or put them in front of "
+    "real hardware")
+
+
 class NetBridgeServer:
-    """Serve ``module`` (an EmulatedModule) on TCP. ``port=0`` picks a free port; see ``resource``."""
+    """Serve ``module`` (an EmulatedModule) on TCP. ``port=0`` picks a free port; see ``resource``.
+
+    No authentication: any client can write any register. Bind to 127.0.0.1 (the default); a
+    non-loopback ``host`` issues a :class:`UserWarning` (``eqtune emulate --host`` prints it)."""
 
     def __init__(self, module, host: str = "127.0.0.1", port: int = 0) -> None:
         self.module = module
         self.host = host
         self.port = port
+        if not is_loopback(host):
+            import warnings
+
+            warnings.warn(NON_LOOPBACK_WARNING.format(host=host), UserWarning, stacklevel=2)
         self._lock = threading.Lock()
         self._server: _TCPServer | None = None
         self._thread: threading.Thread | None = None

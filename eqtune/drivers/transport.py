@@ -463,6 +463,7 @@ def parse_resource(resource: str) -> ResourceSpec:
         if unknown:
             raise InputError(f"{resource!r}: unknown emulator option(s) {', '.join(sorted(unknown))}; "
                              f"known: {', '.join(sorted(allowed))}")
+        _check_emu_options(resource, chan, opts)
         return ResourceSpec("emu", chan, options=opts)
     # net:HOST:PORT
     host, _, port = rest.rpartition(":")
@@ -471,6 +472,38 @@ def parse_resource(resource: str) -> ResourceSpec:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise InputError(f"{resource!r}: port {port!r} is not a TCP port number (1..65535)")
     return ResourceSpec("net", host.strip("[]"), port=int(port))
+
+
+def _check_emu_options(resource: str, chan: str, opts: dict[str, str]) -> None:
+    """Values of ``emu:`` options (before the emulator is built): a negative or NaN settle time, a lane
+    count outside 1..8 or an unknown channel is an error, not a silently odd emulator."""
+    import math
+
+    def bad(what: str) -> InputError:
+        return InputError(f"{resource!r}: bad emulator option ({what}); e.g. emu:c2m-10in?seed=1&settle_ms=0")
+
+    if "seed" in opts and not opts["seed"].lstrip("-").isdigit():
+        raise bad(f"seed {opts['seed']!r} is not a whole number")
+    if "settle_ms" in opts:
+        try:
+            ms = float(opts["settle_ms"])
+        except ValueError:
+            raise bad(f"settle_ms {opts['settle_ms']!r} is not a number") from None
+        if not math.isfinite(ms) or not 0.0 <= ms <= 60_000.0:
+            raise bad(f"settle_ms {opts['settle_ms']!r} must be 0..60000 ms")
+    if "lanes" in opts and not (opts["lanes"].isdigit() and 1 <= int(opts["lanes"]) <= 8):
+        raise bad(f"lanes {opts['lanes']!r} must be 1..8")
+    flags = {"1", "0", "true", "false", "yes", "no", "on", "off"}
+    for k in ("fast", "stepped", "noise", "adaptive", "adaptive_cap"):
+        if k in opts and opts[k].lower() not in flags:
+            raise bad(f"{k}={opts[k]!r} must be 1 or 0")
+    from eqtune.channel.library import resolve
+    from eqtune.errors import ChannelError
+
+    try:
+        resolve(chan)
+    except ChannelError as exc:
+        raise InputError(f"{resource!r}: {exc}") from None
 
 
 def open_transport(resource: str, **kwargs) -> Transport:

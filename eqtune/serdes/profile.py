@@ -15,6 +15,7 @@ from eqtune.serdes.knobs import Knob
 
 TX_TAP_OFFSETS: dict[str, int] = {"tx_cm3": -3, "tx_cm2": -2, "tx_cm1": -1, "tx_c1": 1, "tx_c2": 2}
 MODULATION_LEVELS = {"NRZ": 2, "PAM4": 4, "PAM6": 6}
+MAX_RANGE_POINTS = 1001  # values per knob range: a tuner grid, not a sweep of millions
 
 
 @dataclass(frozen=True)
@@ -173,10 +174,16 @@ def _range(d: object, where: str) -> Range:
             raise ConfigError(f"{where}: needs min, max, step, default ({exc})") from None
     else:
         raise ConfigError(f"{where}: give [min, max, step, default] or a table with those keys")
+    for label, x in (("min", lo), ("max", hi), ("step", step), ("default", default)):
+        if not np.isfinite(x):
+            raise ConfigError(f"{where}: {label} {x} is not a finite number: fix the range")
     if hi < lo or (step < 0):
         raise ConfigError(f"{where}: min {lo:g} > max {hi:g} or negative step: fix the range")
     if not (lo - 1e-9 <= default <= hi + 1e-9):
         raise ConfigError(f"{where}: default {default:g} is outside {lo:g}..{hi:g}: fix the default")
+    if step > 0 and (hi - lo) / step + 1 > MAX_RANGE_POINTS:
+        raise ConfigError(f"{where}: {lo:g}..{hi:g} in steps of {step:g} is {int((hi - lo) / step) + 1} values "
+                          f"(at most {MAX_RANGE_POINTS}): use a coarser step or a narrower range")
     return Range(lo, hi, step, default)
 
 
@@ -240,13 +247,17 @@ def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
         modulation = str(data.get("modulation", "PAM4")).upper()
         if modulation not in MODULATION_LEVELS:
             raise ConfigError(f"{where}: modulation {modulation!r} unknown: use NRZ, PAM4 or PAM6")
-        return SerdesProfile(name=str(data.get("name", Path(source).stem if source else "profile")),
+        prof = SerdesProfile(name=str(data.get("name", Path(source).stem if source else "profile")),
                              description=str(data.get("description", "")), baud_gbd=float(data.get("baud_gbd", 53.125)),
                              modulation=modulation, tx=txs, rx=rxs, noise=noise, module=ModuleSpec(**mkw),
                              package_case=int(_sub(data, "package", where).get("case", 0)), source=source)
+        from eqtune.serdes.limits import check_profile_limits
+
+        check_profile_limits(prof, where)
+        return prof
     except ConfigError:
         raise
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise ConfigError(f"{where}: invalid SerDes profile ({exc}): see channels/serdes/README.md") from None
 
 
@@ -275,9 +286,13 @@ def load_profile(name_or_path: str | Path | SerdesProfile | None = None) -> Serd
     if not p.exists():
         raise ConfigError(f"SerDes profile {key!r} not found: use one of {', '.join(list_profiles())} or a .toml path")
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: invalid TOML ({exc}): fix the file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start}): save the file as UTF-8 TOML") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read ({exc.strerror}): check the path and permissions") from None
     prof = profile_from_dict(data, str(p))
     _CACHE[key] = prof
     return prof

@@ -30,6 +30,7 @@ import os
 import re
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,10 +76,31 @@ def session_path(session_id: str, sessions_dir: str | os.PathLike[str] | None = 
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
-    """One journal line (UTF-8, ends with a newline)."""
+    """One journal line (UTF-8, ends with a newline), sealed with its checksum (:func:`seal`)."""
     text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=jsonable)
     # default= may have produced NaN-bearing structures only through floats already cleaned
-    return (text + "\n").encode("utf-8")
+    return seal(text.encode("utf-8")) + b"\n"
+
+
+# Per-record checksum: the line ends with ``,"ck":"<crc32 hex>"}`` where the CRC-32 (zlib.crc32, the
+# ISO-HDLC / IEEE 802.3 polynomial) covers the record's bytes without that member, i.e. the line with
+# the member cut out. It catches an edited number (accidental or by hand); it is not a signature.
+# Journals written before it (no "ck") are read as before.
+_CK_RE = re.compile(rb',"ck":"([0-9a-f]{8})"}$')
+
+
+def seal(body: bytes) -> bytes:
+    """``{...}`` -> ``{...,"ck":"xxxxxxxx"}``: the record with its CRC-32 as the last member."""
+    return body[:-1] + b',"ck":"%08x"}' % (zlib.crc32(body) & 0xFFFFFFFF)
+
+
+def checksum_ok(raw: bytes) -> bool | None:
+    """True/False: the line's checksum matches/does not; None: the line has none (older journal)."""
+    m = _CK_RE.search(raw)
+    if m is None:
+        return None
+    body = raw[:m.start()] + b"}"
+    return "%08x" % (zlib.crc32(body) & 0xFFFFFFFF) == m.group(1).decode()
 
 
 @dataclass(frozen=True)
@@ -98,6 +120,18 @@ class JournalContents:
     records: list[dict[str, Any]]
     torn: TornLine | None = None
     good_size: int = 0  # bytes up to the end of the last complete record
+    bad_checksums: list[int] = field(default_factory=list)  # seq of records whose checksum does not match
+    unsealed: int = 0  # records without a checksum (written by an eqtune before checksums)
+
+    def integrity(self) -> str:
+        """One line on the per-record checksums."""
+        if self.bad_checksums:
+            seqs = ", ".join(map(str, self.bad_checksums[:8])) + (" ..." if len(self.bad_checksums) > 8 else "")
+            return (f"{len(self.bad_checksums)} record(s) fail their checksum (seq {seqs}): edited after "
+                    "they were written")
+        if self.unsealed:
+            return f"{self.unsealed} record(s) without a checksum (older eqtune)"
+        return "every record's checksum matches"
 
     def of_type(self, *types: str) -> Iterator[dict[str, Any]]:
         return (r for r in self.records if r.get("type") in types)
@@ -118,6 +152,8 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
     good = 0
     n = len(data)
     line_no = 0
+    bad: list[int] = []
+    unsealed: list[int] = []
     while pos < n:
         nl = data.find(b"\n", pos)
         end = n if nl < 0 else nl
@@ -143,15 +179,26 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
                 "(only the last line can be torn): keep a copy and report it"
             )
         assert rec is not None
-        if rec["seq"] != len(records):
+        if not isinstance(rec["seq"], int) or isinstance(rec["seq"], bool) or rec["seq"] != len(records):
             raise SessionError(
                 f"journal {p} line {line_no}: record seq {rec['seq']} where {len(records)} was expected; "
                 "the file was edited or two writers collided: keep a copy and start a new session"
             )
+        ck = checksum_ok(raw)
+        if ck is None:
+            unsealed.append(len(records))
+        else:
+            rec.pop("ck", None)
+            if not ck:
+                bad.append(len(records))
         records.append(rec)
         pos = nl + 1
         good = pos
-    return JournalContents(records, torn, good)
+    if unsealed and records and 0 not in unsealed:
+        # a journal sealed from its first record has every record sealed: a missing checksum is an edit
+        bad = sorted({*bad, *unsealed})
+        unsealed = []
+    return JournalContents(records, torn, good, bad, len(unsealed))
 
 
 class Journal:
@@ -165,6 +212,7 @@ class Journal:
         self.recovered_torn = recovered
         self._fd: int | None = fd
         self._lock = threading.Lock()
+        self._writer = os.write  # replaced in tests by a writer that fails like a full disk
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -241,6 +289,10 @@ class Journal:
                                    "being created; nothing was measured or written): start a new session")
             if contents.records[0].get("type") != "session":
                 raise SessionError(f"journal {path} does not start with a session record; it is not an eqtune journal")
+            if contents.bad_checksums:
+                raise SessionError(
+                    f"journal {path}: {contents.integrity()}; resuming would act on values eqtune did not "
+                    f"record: keep a copy, check the module with `eqtune module show` and start a new session")
             torn = contents.torn
             if torn is not None:
                 data = path.read_bytes()[torn.offset:]
@@ -268,13 +320,20 @@ class Journal:
             rec = {"v": FORMAT_VERSION, "seq": len(self.records), "t": round(time.time(), 6), "type": type}
             rec.update(clean(fields))
             line = encode_record(rec)
+            start = None
             try:
+                start = os.lseek(self._fd, 0, os.SEEK_END)
                 view = memoryview(line)
                 while view:
-                    written = os.write(self._fd, view)
+                    written = self._writer(self._fd, view)
                     view = view[written:]
                 os.fsync(self._fd)
             except OSError as exc:
+                if start is not None:  # a partial line would sit *before* later records: cut it off
+                    try:
+                        os.ftruncate(self._fd, start)
+                    except OSError:  # pragma: no cover - then it is a torn line for the next reader
+                        pass
                 raise SessionError(
                     f"cannot write journal {self.path}: {exc.strerror}; free disk space or check the "
                     "folder, then resume the session"

@@ -32,6 +32,7 @@ are listed in :data:`RECORD_TYPES`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -42,6 +43,7 @@ from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
 from eqtune.session.journal import Journal, read_journal, session_path
+from eqtune.session.records import check_records
 
 RECORD_TYPES: dict[str, str] = {
     "session": "first record: id, created, eqtune version, metadata (site, customer, link, operator, ...), "
@@ -77,6 +79,12 @@ RECORD_TYPES: dict[str, str] = {
     "report": "an HTML report written: path",
     "push": "a profile pushed from this session (the TUI): per-module PushResult dicts",
 }
+
+# restore after an abort or failure: retried with exponential backoff (idempotent writes) until this
+# time limit, so a module that NACKs for a few seconds (a reset, a busy bus) still gets its codes back
+RESTORE_TIME_LIMIT_S = 10.0
+RESTORE_BACKOFF_S = 0.05  # first wait; doubles per attempt
+RESTORE_BACKOFF_MAX_S = 1.0
 
 PHASES = ("new", "connected", "baseline", "tuning", "verify", "decided", "done", "aborted", "failed")
 
@@ -127,13 +135,35 @@ class LiveConfig:
 
     def check(self) -> None:
         from eqtune.errors import InputError
+        from eqtune.validate import finite, integer
 
-        if self.budget < 1:
-            raise InputError(f"--budget must be >= 1 evaluation (got {self.budget})")
-        if self.dwell_s <= 0 or (self.verify_dwell_s is not None and self.verify_dwell_s <= 0):
-            raise InputError("--dwell and --verify-dwell must be > 0 s")
-        if self.settle_s < 0:
-            raise InputError("--settle must be >= 0 s")
+        # types and finiteness first: a journal edited by hand or a caller's NaN must not pass a
+        # `> 0` test (NaN compares false) nor reach a loop bound
+        if not isinstance(self.module, str) or not self.module:
+            raise InputError(f"module resource must be a non-empty text (got {self.module!r})")
+        integer(self.budget, "--budget (evaluations)", ge=1)
+        finite(self.dwell_s, "--dwell (s)", gt=0.0)
+        if self.verify_dwell_s is not None:
+            finite(self.verify_dwell_s, "--verify-dwell (s)", gt=0.0)
+        finite(self.settle_s, "--settle (s)", ge=0.0)
+        finite(self.min_gain, "min_gain", ge=0.0)
+        if self.target_ber is not None:
+            finite(self.target_ber, "--target-ber", gt=0.0, le=0.5)
+        if self.target_margin is not None:
+            finite(self.target_margin, "--target")
+        if self.time_budget_s is not None:
+            finite(self.time_budget_s, "--time-budget (s)", gt=0.0)
+        if self.seed is not None:
+            integer(self.seed, "--seed")
+        integer(self.remeasure_top_k, "--remeasure", ge=0)
+        if not isinstance(self.lanes, list):
+            raise InputError(f"lanes must be a list of lane numbers 1..8 (got {self.lanes!r})")
+        for ln in self.lanes:
+            integer(ln, "--lane", ge=1, le=8)
+        if self.knobs is not None and not (isinstance(self.knobs, list) and all(isinstance(k, str) for k in self.knobs)):
+            raise InputError(f"knobs must be a list of knob names (got {self.knobs!r})")
+        if not isinstance(self.optimizer_options, dict) or not isinstance(self.metadata, dict):
+            raise InputError("optimizer_options and metadata must be tables")
         if self.optimizer_options:  # a TuneError (an InputError) naming the unknown ones
             from eqtune.tune.base import check_optimizer_option_names
 
@@ -164,6 +194,12 @@ class LiveEvent:
     t: float = field(default_factory=time.time)
 
     def text(self) -> str:
+        """One line for a terminal (device text such as vendor or SN with control characters escaped)."""
+        from eqtune.textsafe import printable
+
+        return printable(self._text())
+
+    def _text(self) -> str:
         d = self.data
         k = self.kind
         if k == "phase":
@@ -349,7 +385,12 @@ def load_session(session_id: str, sessions_dir: str | os.PathLike[str] | None = 
     path = session_path(session_id, sessions_dir) / "journal.jsonl"
     if not path.is_file():
         raise SessionError(f"no session {session_id!r} in {path.parent.parent}: see `eqtune session list`")
-    return SessionView(read_journal(path).records)
+    records = read_journal(path).records
+    check_records(records, str(path))
+    view = SessionView(records)
+    if (view.header.get("config") or {}).get("module"):
+        view.config.check()  # types and ranges of the journaled configuration (shown in reports)
+    return view
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,6 +429,8 @@ class LiveTuner:
         self.groups: list[list[int]] = []
         self.originals: dict[int, dict[str, int]] = {}
         self.adaptive_lanes: list[int] = []  # lanes whose restore point is Tx input adaptive EQ on
+        self.journal_error = ""  # why the journal could not record a restore (disk full), if it could not
+        self.restore_time_limit_s = RESTORE_TIME_LIMIT_S
         self.knobs: tuple[str, ...] = ()
         self._t0 = time.perf_counter()
         self.eval_overhead_s: list[float] = []  # wall time per evaluation minus its dwell
@@ -428,6 +471,7 @@ class LiveTuner:
         """Reopen an interrupted session; :meth:`run` then continues where it stopped."""
         journal = Journal.open(session_id, sessions_dir)
         try:
+            check_records(journal.records, str(journal.path))
             view = SessionView(journal.records)
             if view.status() == "done":
                 raise SessionError(f"session {session_id} is complete; nothing to resume "
@@ -436,6 +480,7 @@ class LiveTuner:
             if not cfg_d.get("module"):
                 raise SessionError(f"session {session_id} has no live-tuning configuration; it cannot be resumed")
             config = view.config  # header config, with what the plan resolved (metric)
+            config.check()  # an edited journal must not resume with a NaN dwell or lane 9
             t = cls(journal, config, on_event=on_event, **kw)
             if journal.recovered_torn is not None:
                 t._emit("log", text=journal.recovered_torn.describe())
@@ -703,8 +748,8 @@ class LiveTuner:
         clean = src.validate(codes)
         on = sorted(ln for ln in adaptive or () if ln in clean)
         fields: dict[str, Any] = {"tx_adaptive": on} if on else {}
-        self.journal.append("apply", phase=phase, group=gi, n=n, codes={str(k): v for k, v in clean.items()},
-                            **fields)
+        self._journal_best_effort(phase == "restore", "apply", phase=phase, group=gi, n=n,
+                                  codes={str(k): v for k, v in clean.items()}, **fields)
         self._last_written = clean
         src.apply(clean)
         if on:
@@ -714,8 +759,19 @@ class LiveTuner:
         """Switch Tx input adaptive EQ back on for ``lanes`` (the driver reads page 11h back), journal it."""
         self.module.enable_tx_adaptive(list(lanes))
         ok = self._adaptive_is(dict.fromkeys(lanes, True))
-        self.journal.append("restore", reason="tx_adaptive", lanes=list(lanes), verified=ok)
+        self._journal_best_effort(True, "restore", reason="tx_adaptive", lanes=list(lanes), verified=ok)
         return ok
+
+    def _journal_best_effort(self, restoring: bool, type_: str, **fields: Any) -> None:
+        """Journal a record; while ``restoring`` a journal that cannot be written (disk full, folder
+        gone) must not stop the original codes going back onto the module: the failure is kept in
+        ``journal_error`` and reported in the restore message instead of raised."""
+        try:
+            self.journal.append(type_, **fields)
+        except EqtuneError as exc:
+            if not restoring:
+                raise
+            self.journal_error = str(exc)
 
     def _restore_point(self, lanes: Any) -> list[int]:
         """Of ``lanes``, those whose restore point includes Tx input adaptive EQ on."""
@@ -1046,7 +1102,13 @@ class LiveTuner:
             return ""
         ok = False
         err = ""
-        for _ in range(3):  # rewriting the same codes is idempotent, so a retry is safe
+        deadline = time.monotonic() + self.restore_time_limit_s
+        for attempt in itertools.count():  # rewriting the same codes is idempotent, so a retry is safe
+            if attempt:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(min(RESTORE_BACKOFF_S * 2 ** (attempt - 1), RESTORE_BACKOFF_MAX_S,
+                               max(0.0, deadline - time.monotonic())))
             try:
                 if self.sources:
                     for gi, g in enumerate(self.groups):
@@ -1070,21 +1132,24 @@ class LiveTuner:
                          for ln, c in todo.items()) and self._adaptive_is(self._adaptive_want(todo, todo))
                 if ok:
                     break
-            except BaseException as e:  # keep trying; report below
+            except KeyboardInterrupt as e:  # a second Ctrl-C during the restore: one more try, then report
                 err = _describe(e)
-        try:
-            self.journal.append("restore", reason=reason, codes={str(k): v for k, v in todo.items()}, verified=ok,
-                                error=err or None)
-        except EqtuneError:
-            pass
+                if attempt:
+                    break
+            except Exception as e:  # keep trying until the time limit; report below
+                err = _describe(e)
+        self._journal_best_effort(True, "restore", reason=reason, codes={str(k): v for k, v in todo.items()},
+                                  verified=ok, error=err or None)
         lanes = ",".join(map(str, sorted(todo)))
+        unjournaled = (f"; the journal could not record it ({self.journal_error})"
+                       if self.journal_error else "")
         if ok:
             back = self._restore_point(todo)
             also = f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, back))})" if back else ""
-            self._emit("restore", text=f"original codes restored on lane(s) {lanes}{also}")
-            return f"original codes restored and verified on lane(s) {lanes}{also}"
+            self._emit("restore", text=f"original codes restored on lane(s) {lanes}{also}{unjournaled}")
+            return f"original codes restored and verified on lane(s) {lanes}{also}{unjournaled}"
         return (f"COULD NOT restore the original codes on lane(s) {lanes} ({err or 'read-back differs'}): "
-                f"set them with `eqtune module set` ({ {ln: todo[ln] for ln in sorted(todo)} })")
+                f"set them with `eqtune module set` ({ {ln: todo[ln] for ln in sorted(todo)} }){unjournaled}")
 
     def _end(self, status: str, message: str) -> None:
         self.phase = status

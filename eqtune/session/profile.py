@@ -142,8 +142,9 @@ def canonical_json(obj: Any) -> bytes:
 
 
 def content_digest(doc: dict[str, Any]) -> str:
-    """SHA-256 hex over the JCS form of ``doc`` without its ``digest`` member."""
-    body = {k: v for k, v in doc.items() if k != "digest"}
+    """SHA-256 hex over the JCS form of ``doc`` without its ``digest`` and ``signature`` members (the
+    optional signature signs this digest: see :mod:`eqtune.session.signing`)."""
+    body = {k: v for k, v in doc.items() if k not in ("digest", "signature")}
     return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
@@ -168,6 +169,7 @@ class Profile:
     created: str = ""
     tool: str = ""
     digest: str = ""  # filled by to_document()/loads()
+    signature: dict[str, str] | None = None  # optional (eqtune.session.signing): signs the digest
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
@@ -208,6 +210,10 @@ class Profile:
         }
         _check_document(doc, where="profile")
         doc["digest"] = {"algorithm": "sha256", "canonicalization": "RFC 8785", "value": content_digest(doc)}
+        if self.signature is not None and self.digest and self.digest != doc["digest"]["value"]:
+            self.signature = None  # the content changed since it was signed: the signature no longer applies
+        if self.signature is not None:
+            doc["signature"] = dict(self.signature)
         self.digest = doc["digest"]["value"]
         self.created, self.tool = doc["created"], doc["tool"]
         return doc
@@ -281,7 +287,21 @@ class Profile:
             created=doc["created"],
             tool=doc["tool"],
             digest=dg["value"],
+            signature=dict(doc["signature"]) if "signature" in doc else None,
         )
+
+    def sign(self, key: Any) -> None:
+        """Add a signature over the digest with ``key`` (:func:`eqtune.session.signing.load_key`)."""
+        from eqtune.session.signing import sign
+
+        self.to_document()  # fixes created/tool and the digest
+        self.signature = sign(self.digest, key)
+
+    def verify_signature(self, keys: list[Any]) -> Any:
+        """The trusted key that signed this profile; ProfileError if none did (see signing.verify)."""
+        from eqtune.session.signing import verify
+
+        return verify(self.digest, self.signature, keys)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Profile:
@@ -302,8 +322,10 @@ class Profile:
 
     def describe_module(self) -> str:
         m = self.module
+        from eqtune.textsafe import printable
+
         s = f"{m.get('vendor', '')} {m.get('pn', '')}".strip()
-        return s + (f" SN {m['sn']}" if m.get("sn") else " (any SN)")
+        return printable(s + (f" SN {m['sn']}" if m.get("sn") else " (any SN)"))
 
     def identity_mismatches(self, identity: Any) -> list[str]:
         """Differences that make the profile not apply to a module (empty list = it fits)."""
@@ -353,7 +375,7 @@ def _check_document(doc: dict[str, Any], *, where: str) -> None:
         return ProfileError(f"{where}: field {field_} {why}; re-save the profile from its session")
 
     allowed = {"schema", "version", "created", "tool", "session", "channel", "link", "module", "lanes",
-               "margins", "digest"}
+               "margins", "digest", "signature"}
     extra = sorted(set(doc) - allowed)
     if extra:
         raise bad(extra[0], "is not part of the profile format")
@@ -379,6 +401,12 @@ def _check_document(doc: dict[str, Any], *, where: str) -> None:
             raise bad(f"module.{key}", "must be a string")
     if mod["sn"] is not None and (not isinstance(mod["sn"], str) or not mod["sn"].strip()):
         raise bad("module.sn", "must be null (any serial) or a serial number")
+    if "signature" in doc:
+        from eqtune.session.signing import check_signature_shape
+
+        why = check_signature_shape(doc["signature"])
+        if why:
+            raise bad("signature", why)
     lanes = doc.get("lanes")
     if not isinstance(lanes, dict) or not lanes:
         raise bad("lanes", "must map lane numbers to codes")

@@ -20,6 +20,7 @@ the :class:`PushReport` ends with which modules now hold which codes.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,10 @@ UNKNOWN = "unknown"  # the write failed and the restore could not be verified: c
 
 OK_STATUSES = (APPLIED, UNCHANGED, DRY_RUN)
 
+RESTORE_TIME_LIMIT_S = 10.0  # keep trying to restore for this long (a module resetting NACKs for ~1-2 s)
+RESTORE_BACKOFF_S = 0.02  # first wait between attempts; doubles per attempt
+RESTORE_BACKOFF_MAX_S = 1.0
+
 
 @dataclass
 class PushResult:
@@ -50,6 +55,10 @@ class PushResult:
     writes: int = 0  # apply_eq/enable_tx_adaptive calls made (0 for refused/dry-run/unchanged)
     elapsed_s: float = 0.0
     adaptive_before: list[int] = field(default_factory=list)  # lanes given a fixed tx_eq that ran adaptive EQ
+    # the restore point: every lane's active codes and Tx adaptive EQ state before the first write (a
+    # module reset mid-push loses lanes and knobs the profile does not set, so all of them are kept)
+    snapshot: dict[int, dict[str, int]] = field(default_factory=dict)
+    snapshot_adaptive: dict[int, bool] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -68,7 +77,9 @@ class PushResult:
     def line(self) -> str:
         sn = self.identity.get("sn", "")
         who = f"{self.resource}" + (f" (SN {sn})" if sn else "")
-        return f"{who}: {self.status}" + (f" - {self.message}" if self.message else "")
+        from eqtune.textsafe import printable
+
+        return printable(f"{who}: {self.status}" + (f" - {self.message}" if self.message else ""))
 
 
 @dataclass
@@ -106,7 +117,9 @@ class PushReport:
         if unknown:
             lines.append(f"{len(unknown)} module(s) in an UNKNOWN state - check them with "
                          "`eqtune module show`: " + ", ".join(r.resource for r in unknown))
-        return lines
+        from eqtune.textsafe import printable
+
+        return [printable(ln) for ln in lines]
 
     def to_dict(self) -> dict[str, Any]:
         return {"profile_digest": self.profile_digest, "dry_run": self.dry_run, "ok": self.ok,
@@ -174,6 +187,7 @@ def push_to_module(
     resource: str | None = None,
     dry_run: bool = False,
     force_identity: bool = False,
+    restore_time_s: float = RESTORE_TIME_LIMIT_S,
 ) -> PushResult:
     """Push to one open ``CmisModule``; never raises for device faults (they become the status)."""
     t0 = time.perf_counter()
@@ -195,8 +209,13 @@ def push_to_module(
         if fw:
             notes.append(fw)
         check_capabilities(profile, module)
-        res.previous = _read_codes(module, target, knobs)
-        res.adaptive_before = _adaptive_on(module, target)
+        # the restore point, read until two reads agree (a corrupted read must not become the state
+        # a failed push "restores"); the profile lanes' previous codes are taken from it
+        res.snapshot, res.snapshot_adaptive = _read_all_stable(module)
+        res.previous = {ln: {k: res.snapshot[ln][k] for k in knobs[ln] if k in res.snapshot.get(ln, {})}
+                        for ln in target}
+        res.adaptive_before = sorted(ln for ln, c in target.items()
+                                     if "tx_eq" in c and res.snapshot_adaptive.get(ln))
     except EqtuneError as exc:
         res.message = f"{exc} - nothing written"
         return _done(res, t0)
@@ -234,42 +253,171 @@ def push_to_module(
         failure = f"unexpected error while writing ({type(exc).__name__}: {exc})"
 
     # -- restore -------------------------------------------------------------------------------
-    res.status, res.now = _restore(module, res, knobs)
+    res.status, res.now, left = _restore(module, res, knobs, restore_time_s)
     if res.status == RESTORED:
         res.message = f"push failed ({failure}); previous codes restored and verified" + (
             f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, res.adaptive_before))})"
             if res.adaptive_before else "")
     else:
-        res.message = (f"push failed ({failure}) and the previous codes could not be verified: "
-                       f"re-run the push or set the codes with `eqtune module set` "
-                       f"(previous: {_fmt(res.previous)})")
+        res.message = (f"push failed ({failure}) and the restore could not be verified within "
+                       f"{restore_time_s:g} s: {left}; re-run the push or set the codes with `eqtune module set` "
+                       f"(previous: {_fmt(res.previous)}"
+                       + (f", Tx input adaptive EQ on lane(s) {','.join(map(str, res.adaptive_before))}"
+                          if res.adaptive_before else "") + ")")
     return _done(res, t0)
 
 
-def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
-             attempts: int = 3) -> tuple[str, dict[int, dict[str, int]] | None]:
-    """Make the module hold ``res.previous`` again, with Tx input adaptive EQ back on where it ran;
-    verify by reading back (retries are safe here: writing the same state again is idempotent)."""
-    now = None
-    back = res.adaptive_before
+@dataclass
+class _RestoreState:
+    """What the last restore attempt read back (None: could not be read)."""
+
+    codes: dict[int, dict[str, int]] | None = None
+    adaptive: dict[int, bool] | None = None
+    error: str = ""
+
+
+def _read_all(module: Any) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
+    """Every lane's active codes and Tx input adaptive EQ state (empty when the driver cannot tell)."""
+    fn = getattr(module, "active_eq_all", None)
+    if callable(fn):
+        codes = {int(ln): {k: int(v) for k, v in c.items()} for ln, c in fn().items()}
+    else:
+        n = int(module.capabilities().lanes)
+        codes = {ln: {k: int(v) for k, v in module.active_eq(ln).items()} for ln in range(1, n + 1)}
+    ad = getattr(module, "tx_adaptive_enabled", None)
+    adaptive = {int(ln): bool(v) for ln, v in ad().items()} if callable(ad) else {}
+    return codes, adaptive
+
+
+def _read_all_stable(module: Any, attempts: int = 4) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
+    """:func:`_read_all` until two consecutive reads agree; ModuleError when they never do."""
+    prev = _read_all(module)
     for _ in range(attempts):
+        cur = _read_all(module)
+        if cur == prev:
+            return cur
+        prev = cur
+    raise ModuleError(f"{getattr(module, 'resource', 'module')}: the active codes read differently on every "
+                      "attempt (corrupted reads); check the cable/adapter and retry")
+
+
+def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
+             time_limit_s: float = RESTORE_TIME_LIMIT_S,
+             sleep: Callable[[float], None] = time.sleep) -> tuple[str, dict[int, dict[str, int]] | None, str]:
+    """Make the module hold its state from before the push again (``res.snapshot``: the codes of every
+    lane, Tx input adaptive EQ on or off per lane) and verify by reading it all back.
+
+    Codes and adaptive EQ are restored as separate steps, so a failure writing one does not skip the
+    other; attempts repeat with exponential backoff until ``time_limit_s`` (writing the same state
+    again is idempotent). Every lane is compared, not only the profile's: a module that reset in the
+    middle of the push has lost the codes of lanes the profile does not set as well.
+    Returns (status, the profile lanes' codes read back, what is left as text)."""
+    deadline = time.monotonic() + time_limit_s
+    st = _RestoreState()
+    for attempt in itertools.count():
+        if attempt:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sleep(min(RESTORE_BACKOFF_S * 2 ** (attempt - 1), RESTORE_BACKOFF_MAX_S, left))
+        st = _read_state(module)
+        if _restored(res, st):
+            return RESTORED, _profile_view(st.codes, knobs), ""
+        err = _restore_step(module, res, st)
+        st2 = _read_state(module)
+        st = _RestoreState(st2.codes, st2.adaptive, st2.error or err)
+        if _restored(res, st):
+            return RESTORED, _profile_view(st.codes, knobs), ""
+    return UNKNOWN, _profile_view(st.codes, knobs) if st.codes is not None else None, _left_text(res, st)
+
+
+def _restore_step(module: Any, res: PushResult, st: _RestoreState) -> str:
+    """One attempt: write back the codes of lanes that differ, then the adaptive EQ state."""
+    err = ""
+    if st.codes is None or any(st.codes.get(ln) != c for ln, c in res.snapshot.items()):
+        # only the knobs that differ: writing an unchanged tx_eq would switch adaptive EQ off needlessly
+        now_codes = st.codes or {}
+        lanes = {ln: {k: v for k, v in c.items() if st.codes is None or now_codes.get(ln, {}).get(k) != v}
+                 for ln, c in res.snapshot.items()}
         try:
-            now = _read_codes(module, res.previous, knobs)
-            if now == res.previous and _adaptive_holds(module, back):
-                return RESTORED, now
-            if now != res.previous:
+            res.writes += 1
+            module.apply_eq({ln: c for ln, c in lanes.items() if c})
+        except Exception as exc:  # noqa: BLE001 - reported if it never succeeds
+            err = _short(exc)
+    now = None
+    if res.snapshot_adaptive:
+        try:
+            now = module.tx_adaptive_enabled()
+        except Exception as exc:  # noqa: BLE001
+            err = err or _short(exc)
+    if now is not None:
+        on = [ln for ln, want in res.snapshot_adaptive.items() if want and not now.get(ln)]
+        off = [ln for ln, want in res.snapshot_adaptive.items() if not want and now.get(ln)]
+        for lanes, want in ((on, True), (off, False)):
+            if not lanes:
+                continue
+            try:
                 res.writes += 1
-                module.apply_eq(res.previous)
-            if back and not _adaptive_holds(module, back):
-                res.writes += 1
-                module.enable_tx_adaptive(list(back))
-            now = _read_codes(module, res.previous, knobs)
-            if now == res.previous and _adaptive_holds(module, back):
-                return RESTORED, now
-        except Exception:
-            now = None
-            continue
-    return UNKNOWN, now
+                if want:
+                    module.enable_tx_adaptive(lanes)
+                elif callable(getattr(module, "set_tx_adaptive", None)):
+                    module.set_tx_adaptive(lanes, False)
+                else:  # writing the fixed tx_eq code selects the fixed equalizer
+                    module.apply_eq({ln: {"tx_eq": res.snapshot[ln]["tx_eq"]} for ln in lanes})
+            except Exception as exc:  # noqa: BLE001
+                err = err or _short(exc)
+    return err
+
+
+def _restored(res: PushResult, st: _RestoreState) -> bool:
+    return (st.codes is not None and all(st.codes.get(ln) == c for ln, c in res.snapshot.items())
+            and st.adaptive is not None
+            and all(st.adaptive.get(ln) == want for ln, want in res.snapshot_adaptive.items()))
+
+
+def _profile_view(codes: dict[int, dict[str, int]] | None, knobs: dict[int, Sequence[str]]) -> dict[int, dict[str, int]] | None:
+    if codes is None:
+        return None
+    return {ln: {k: codes.get(ln, {})[k] for k in ks if k in codes.get(ln, {})} for ln, ks in knobs.items()}
+
+
+def _read_state(module: Any) -> _RestoreState:
+    st = _RestoreState()
+    try:
+        st.codes, st.adaptive = _read_all_stable(module, attempts=2)
+    except Exception as exc:  # noqa: BLE001
+        st.error = _short(exc)
+    return st
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _left_text(res: PushResult, st: _RestoreState) -> str:
+    """Exactly what differs from the state before the push (or could not be read)."""
+    parts = []
+    if st.codes is None:
+        parts.append("the codes could not be read back")
+    else:
+        for ln in sorted(res.snapshot):
+            was, now = res.snapshot[ln], st.codes.get(ln, {})
+            diff = [f"{k}={now.get(k, '?')} (was {v})" for k, v in sorted(was.items()) if now.get(k) != v]
+            if diff:
+                parts.append(f"lane {ln} " + ",".join(diff))
+    if res.snapshot_adaptive:
+        if st.adaptive is None:
+            parts.append("the Tx input adaptive EQ state could not be read back")
+        else:
+            off = [ln for ln, want in sorted(res.snapshot_adaptive.items()) if want and not st.adaptive.get(ln)]
+            on = [ln for ln, want in sorted(res.snapshot_adaptive.items()) if not want and st.adaptive.get(ln)]
+            if off:
+                parts.append(f"Tx input adaptive EQ still off on lane(s) {','.join(map(str, off))} (was on)")
+            if on:
+                parts.append(f"Tx input adaptive EQ on on lane(s) {','.join(map(str, on))} (was off)")
+    if st.error:
+        parts.append(f"last error: {st.error}")
+    return "; ".join(parts) or "read-back differs"
 
 
 def _done(res: PushResult, t0: float) -> PushResult:
@@ -307,6 +455,8 @@ def push_profile(
     opener: Callable[[str], Any] | None = None,
     on_result: Callable[[PushResult], None] | None = None,
     jobs: int = 1,
+    restore_time_s: float = RESTORE_TIME_LIMIT_S,
+    trusted_keys: list[Any] | None = None,
 ) -> PushReport:
     """Push a profile (or a profile path) to every module (resource strings or open modules).
 
@@ -316,6 +466,8 @@ def push_profile(
     """
     if not isinstance(profile, Profile):
         profile = Profile.load(profile)  # schema + digest: refused before any module is opened
+    if trusted_keys is not None:  # --require-signed: a signature by one of these keys, before any I/O
+        profile.verify_signature(list(trusted_keys))
     if not modules:
         raise ProfileError("no modules to push to: give at least one --module RESOURCE")
     if opener is None:
@@ -337,14 +489,16 @@ def push_profile(
                                                     "- nothing written"), t0)
             if mod is not None:
                 try:
-                    r = push_to_module(profile, mod, resource=item, dry_run=dry_run, force_identity=force_identity)
+                    r = push_to_module(profile, mod, resource=item, dry_run=dry_run, force_identity=force_identity,
+                                       restore_time_s=restore_time_s)
                 finally:
                     try:
                         mod.close()
                     except Exception:
                         pass
         else:
-            r = push_to_module(profile, item, dry_run=dry_run, force_identity=force_identity)
+            r = push_to_module(profile, item, dry_run=dry_run, force_identity=force_identity,
+                               restore_time_s=restore_time_s)
         if on_result is not None:
             on_result(r)
         return r

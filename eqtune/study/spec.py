@@ -524,4 +524,6 @@ def load_spec(path: str | Path) -> StudySpec:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: not a UTF-8 text file; a study spec is TOML") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot be read ({exc.strerror})") from None
     return parse_spec(data, base_dir=p.parent.resolve(), source=str(p))

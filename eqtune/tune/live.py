@@ -363,31 +363,65 @@ def _instrument_eye(inst: Any, lane: int, dwell_s: float) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # CLI entry point for `eqtune tune --live`
 # ---------------------------------------------------------------------------------------------
-def _lanes_opt(options: Mapping[str, Any]) -> list[int]:
-    raw = options.get("lanes") or options.get("lane")
+_LANE_HELP = "give lane numbers 1..8, a range like 1-4, a comma list like 1,3 or 'all'"
+
+
+def _lane_number(text: str, given: str) -> int:
+    """One lane number of ``--lane``; 1..8 (CMIS lanes, CMIS 5.2 section 8.1: 8 lanes per bank)."""
+    try:
+        lane = int(text)
+    except ValueError:
+        raise InputError(f"--lane {given!r}: {text!r} is not a lane number; {_LANE_HELP}") from None
+    if not 1 <= lane <= 8:
+        raise InputError(f"--lane {given!r}: lane {lane} does not exist (CMIS lanes are 1..8); {_LANE_HELP}")
+    return lane
+
+
+def parse_lanes(raw: Any) -> list[int]:
+    """``--lane`` values (repeated and/or comma lists, ranges ``a-b``, ``all``) -> sorted lanes.
+
+    ``[]`` means every lane of the module and comes only from an explicit ``all``; nothing given
+    means lane 1. A selection that names no lane (``""``, ``4-1``, ``,``) or a lane outside 1..8
+    is an :class:`~eqtune.errors.InputError`: a tune must never fall back to all lanes by accident.
+    """
     if raw is None or raw == () or raw == []:
         return [1]
+    if isinstance(raw, bool) or not isinstance(raw, (int, str, list, tuple)):
+        raise InputError(f"--lane {raw!r}: {_LANE_HELP}")
     if isinstance(raw, int):
-        return [raw]
+        return [_lane_number(str(raw), str(raw))]
     if isinstance(raw, str):
         raw = [raw]
-    out: list[int] = []
+    out: set[int] = set()
+    every = False
     for item in raw:
-        for part in str(item).split(","):
-            part = part.strip()
+        given = str(item)
+        parts = [p.strip() for p in given.split(",")]
+        if not any(parts):
+            raise InputError(f"--lane {given!r} names no lane; {_LANE_HELP}")
+        for part in parts:
             if not part:
                 continue
-            if part == "all":
-                return []  # all lanes of the module
-            if "-" in part:
-                a, b = part.split("-", 1)
-                out.extend(range(int(a), int(b) + 1))
+            if part.lower() == "all":
+                every = True
+                continue
+            a, dash, b = part.partition("-")
+            if dash and a.strip():  # a range a-b (a leading '-' is a negative number, refused below)
+                lo, hi = _lane_number(a.strip(), given), _lane_number(b.strip(), given)
+                if hi < lo:
+                    raise InputError(f"--lane {given!r}: the range {part} runs backwards; write {hi}-{lo}")
+                out.update(range(lo, hi + 1))
             else:
-                try:
-                    out.append(int(part))
-                except ValueError:
-                    raise InputError(f"--lane {part!r} is not a lane number (1..8, a range 1-4 or 'all')") from None
-    return sorted(set(out))
+                out.add(_lane_number(part, given))
+    if every:
+        if out:
+            raise InputError(f"--lane {', '.join(map(str, raw))}: 'all' together with lane numbers; give one or the other")
+        return []
+    return sorted(out)
+
+
+def _lanes_opt(options: Mapping[str, Any]) -> list[int]:
+    return parse_lanes(options.get("lanes") or options.get("lane"))
 
 
 def config_from_options(options: Mapping[str, Any]):
@@ -405,13 +439,22 @@ def config_from_options(options: Mapping[str, Any]):
     knobs = options.get("knobs")
     if isinstance(knobs, str):
         knobs = [k.strip() for k in knobs.split(",") if k.strip()]
-    if options.get("dwell"):
-        dwell = float(options["dwell"])
-    elif options.get("target_ber"):
+    from eqtune.validate import finite, integer
+
+    def num(key: str, what: str, **bounds: float) -> float | None:
+        v = options.get(key)
+        return None if v is None else finite(v, what, **bounds)
+
+    # every number checked here, before any I/O: 0, NaN and inf are not defaults (`--budget 0`
+    # used to become 30, `--dwell nan` passed a `> 0` test)
+    target_ber = num("target_ber", "--target-ber", gt=0.0, le=0.5)  # a BER above 0.5 is a coin toss
+    if options.get("dwell") is not None:
+        dwell = num("dwell", "--dwell (s)", gt=0.0)
+    elif target_ber is not None:
         # the dwell the BER target needs: zero errors in N = -ln(0.05)/target bits (95 % confidence)
         from eqtune.drivers.measurement import dwell_for
 
-        dwell = dwell_for(float(options["target_ber"]), float(options.get("bit_rate_gbps") or 106.25) * 1e9)
+        dwell = dwell_for(target_ber, finite(options.get("bit_rate_gbps") or 106.25, "bit rate (Gb/s)", gt=0.0) * 1e9)
     else:
         dwell = 1.0
     vd = options.get("verify_dwell")
@@ -420,21 +463,21 @@ def config_from_options(options: Mapping[str, Any]):
         lanes=_lanes_opt(options),
         instrument=None if use_module_ber else str(instrument),
         dwell_s=dwell,
-        verify_dwell_s=float(vd) if vd else None,
-        settle_s=float(options.get("settle") or 0.0),
-        budget=int(options.get("budget") or 30),
+        verify_dwell_s=None if vd is None else num("verify_dwell", "--verify-dwell (s)", gt=0.0),
+        settle_s=num("settle", "--settle (s)", ge=0.0) or 0.0,
+        budget=30 if options.get("budget") is None else integer(options["budget"], "--budget", ge=1),
         seed=None if options.get("seed") is None else int(options["seed"]),
         knobs=list(knobs) if knobs else None,
         metric=str(options.get("metric") or options.get("objective_live") or "ber"),
-        target_ber=float(options["target_ber"]) if options.get("target_ber") else None,
+        target_ber=target_ber,
         channel=options.get("channel") or None,
         optimizer=str(options.get("optimizer") or "gp"),
         optimizer_options=parse_optimizer_options(str(options.get("optimizer") or "gp"),
                                                   list(options.get("optimizer_options") or [])),
-        target_margin=float(options["target"]) if options.get("target") is not None else None,
-        time_budget_s=float(options["time_budget"]) if options.get("time_budget") else None,
-        patience=int(options["patience"]) if options.get("patience") is not None else None,
-        remeasure_top_k=int(options.get("remeasure") or 0),
+        target_margin=num("target", "--target"),
+        time_budget_s=num("time_budget", "--time-budget (s)", gt=0.0),
+        patience=None if options.get("patience") is None else integer(options["patience"], "--patience", ge=1),
+        remeasure_top_k=integer(options.get("remeasure") or 0, "--remeasure", ge=0),
         warm=warm_from_option(options.get("warm")),
         metadata={k: str(options[k]) for k in ("site", "customer", "link", "operator") if options.get(k)},
     )
