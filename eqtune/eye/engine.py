@@ -240,24 +240,41 @@ class EyeEngine:
             out[ext] = x[-1] * 0.5 * (1 + np.cos(np.pi * u)) * np.exp(1j * slope * (f[ext] - f_max))
         return out
 
+    def _packaged_s21(self, sdd21: np.ndarray, sdd11: np.ndarray | None, sdd22: np.ndarray | None,
+                      tx_role: str) -> np.ndarray:
+        """S21 on the channel grid of TX-side package (``tx_role``: "tx", "fext" or "next") -> channel
+        -> RX package (93A-18 cascade; 93A.1.2: the victim through the TX and RX packages, a FEXT aggressor
+        through the FEXT package, a NEXT aggressor through the NEXT package, both then through the victim's
+        RX package). The package lengths of the chosen case come from the profile (802.3ck sheets)."""
+        from eqtune.channel.package import cascade, com_package_sparams, flip_ports
+
+        fc = np.asarray(self.channel.freqs_hz, dtype=float)
+        case, prof = self.package_case, self.profile
+        s = np.zeros((len(fc), 2, 2), dtype=complex)
+        s[:, 1, 0] = s[:, 0, 1] = sdd21
+        if sdd11 is not None:
+            s[:, 0, 0] = sdd11
+        if sdd22 is not None:
+            s[:, 1, 1] = sdd22
+        tx = com_package_sparams(fc, case=case, side="tx", zp1_mm=prof.package_zp1_mm(tx_role, case))
+        rx = flip_ports(com_package_sparams(fc, case=case, side="rx", zp1_mm=prof.package_zp1_mm("rx", case)))
+        # R_d = R_0 = 50 ohm: the voltage transfer function is S21 of the cascade (93A-19 with Gamma = 0)
+        return cascade(cascade(tx, s), rx)[:, 1, 0]
+
     def _victim_h(self, f: np.ndarray) -> np.ndarray:
         """Channel (with 802.3ck packages in the serdes direction, 93A-18 cascade) on the FFT grid."""
         ch = self.channel
         if self.direction == "serdes" and self.package_case:
-            from eqtune.channel.package import cascade, com_package_sparams, flip_ports
-
-            fc = np.asarray(ch.freqs_hz, dtype=float)
-            s = np.zeros((len(fc), 2, 2), dtype=complex)
-            s[:, 1, 0] = s[:, 0, 1] = ch.sdd21
-            if ch.sdd11 is not None:
-                s[:, 0, 0] = ch.sdd11
-            if ch.sdd22 is not None:
-                s[:, 1, 1] = ch.sdd22
-            tot = cascade(cascade(com_package_sparams(fc, case=self.package_case, side="tx"), s),
-                          flip_ports(com_package_sparams(fc, case=self.package_case, side="rx")))
-            # R_d = R_0 = 50 ohm: the voltage transfer function is S21 of the cascade (93A-19 with Gamma = 0)
-            return self._interp(tot[:, 1, 0], f)
+            return self._interp(self._packaged_s21(ch.sdd21, ch.sdd11, ch.sdd22, "tx"), f)
         return self._interp(ch.sdd21, f)
+
+    def _aggressor_h(self, ag, f: np.ndarray) -> np.ndarray:
+        """An aggressor's coupling on the FFT grid: through its packages in the serdes direction (93A.1.2;
+        the aggressor files carry only SDD21 here, so the coupling's own reflections are left out)."""
+        if self.direction == "serdes" and self.package_case:
+            role = "fext" if ag.kind == "FEXT" else "next"
+            return self._interp(self._packaged_s21(ag.sdd21, None, None, role), f)
+        return self._interp(ag.sdd21, f)
 
     def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True) -> np.ndarray:
         """Pulse responses (..., n_fft) of transfer functions ``h`` (..., n_f): the impulse (inverse FFT,
@@ -337,7 +354,7 @@ class EyeEngine:
         # transfer function H_ffe(f) = sum_k w_k exp(-j 2 pi f d_k T) into the CTLE (noise and
         # crosstalk see it too) and recompute the pulses
         ffe_basis = (np.exp(-2j * np.pi * np.outer(ffe_offs, f) * self.ui_s) if ffe_offs is not None else None)
-        aggr_h = [self._interp(ag.sdd21, f) * h_tr * h_r for ag in self.channel.aggressors]
+        aggr_h = [self._aggressor_h(ag, f) * h_tr * h_r for ag in self.channel.aggressors]
         pulses = np.empty((n_set, n_fft))
         self._ipk_c = np.empty(n_set, dtype=int)
         self._sigma_rx2 = np.empty(n_set)
