@@ -82,7 +82,7 @@ def run_one(path: Path, profile: str, coarse: bool) -> dict:
             "il_db_26g56": float(-20 * np.log10(abs(ch.sdd21[k]))), "il_db_26g56_with_packages": il_pkg,
             "points_searched": int(len(grid)), "search_s": round(t_search, 1), "com_db_mm": r_mm.com_db,
             "eq": {kk: v for kk, v in r_mm.eq.items()}, "phase_ui_mm": r_mm.sample_phase_ui,
-            "eh_mv_at_der0": r_mm.eye_height_min_mv, "com_db_best_phase_same_eq": r_best.com_db,
+            "eh_min_mv_at_1e-6": r_mm.eye_height_min_mv, "com_db_best_phase_same_eq": r_best.com_db,
             "phase_ui_best": r_best.sample_phase_ui, "der0": r_mm.com_probability}
 
 
