@@ -15,6 +15,17 @@ needs, so a TX FFE is one small tensor contraction (the FFE is linear). Per poin
 * stage B (chosen phase only): the exact ISI + crosstalk distribution (COM method, 93A.1.7, via
   characteristic functions, see ``eqtune.eye.stateye``) -> EH per eye, COM, VEC, BER estimate.
 
+Sampling phase and COM mode (eqtune issue 16). In the ``serdes`` direction the engine follows the COM
+standard: the sampling phase is the Mueller-Muller one of 93A.1.6 (93A-25/26, MATLAB COM 3.70's
+tie-breaking), COM's A_ni is read at the profile's DER_0, and the dual-Dirac jitter acts per cursor
+(+-A_DD h_J(n) joins the exact ISI distribution, 93A.1.7) at the sampling phase, in the eye width and in the
+contours; the aggressors pass through their FEXT/NEXT + RX packages (93A.1.2). ``sampling="best"`` takes
+the phase with the best approximate eye instead (a receiver that searches its phase). Elsewhere
+(``host_rx``, ``module_rx``), documented deviations from COM: best phase, one dual-Dirac of
++-A_DD sigma_X ||h_J|| (93A-32's variance), no packages. In every direction ``ber`` is used as the one-sided
+tail probability per eye edge (no PAM4 SER-to-BER Gray conversion: pessimistic by a factor 4/3 in
+probability for PAM4).
+
 Eye width: the open run of phases around the sampling phase with the DFE *held* at the taps it adapted
 there (a receiver's DFE does not re-adapt while the eye is probed at other phases; the bit-by-bit
 simulator does the same). Stage A with the held taps locates the two edges; stage B (exact) then
@@ -860,7 +871,12 @@ class EyeEngine:
             rr, pp = np.nonzero(want)
             v = np.einsum("bk,bkn->bn", taps[rr], self._stack[idx[rr], :, pp, :]) * amp[rr, None]
             h0, res = self._residual(v, None if fixed is None else fixed[rr])
-            curve[rr, pp] = self._exact_eh_min(h0, res, a["g2"][rr, pp], a["add"][rr, pp], xt2[rr], ber)
+            add = a["add"][rr, pp]
+            if self.com_mode:  # per-cursor dual-Dirac jitter, as at the sampling phase (93A.1.7)
+                res = np.concatenate([res, self.profile.noise.a_dd_ui * self._slope_cursors(
+                    taps[rr], amp[rr], idx[rr], pp)], axis=-1)
+                add = np.zeros_like(add)
+            curve[rr, pp] = self._exact_eh_min(h0, res, a["g2"][rr, pp], add, xt2[rr], ber)
             known[rr, pp] = True
         return self._width(curve, j, np.zeros(B), eh_min)
 
