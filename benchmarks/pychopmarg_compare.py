@@ -120,6 +120,29 @@ C2C = {
 }
 
 
+# IEEE 802.3ck KR (config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21 as transcribed in cortalo/serdeskit
+# examples/compute_com_kr_backplane.py; channels/serdes/ieee-3ck-kr.toml cites each value): the C2C entries
+# that differ. PyChOpMarg has no floating DFE taps: compare with eqtune's KR profile without them too.
+# T_r is not in the transcription; eqtune's profile value (6 ps, unconfirmed) is used on both sides.
+KR_OVERRIDES = {
+    "DER_0": 1e-4, "eta_0": 8.2e-9, "T_r_ns": 0.006, "f_r": 0.75,
+    "g_DC2": [-float(n) for n in range(7)],
+    "tx_taps_min": [-0.06, 0.0, -0.34, -0.20, 0.0, 0.0], "tx_taps_max": [0.0, 0.12, 0.0, 0.0, 0.0, 0.0],
+    "dfe_max": [0.85, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1],
+    "dfe_min": [0.3, 0.05] + [-0.03] * 10,
+    "zp_tx": [12.0, 1.8], "zp_rx": [12.0, 1.8], "zp_next": [12.0, 1.8], "zp_fext": [12.0, 1.8],
+}
+# C2C NEXT package: 11 mm (serdeskit examples/compute_com_c2c.py: z_p(NEXT) = [11, 29]); the earlier runs of
+# this script used 13 mm for NEXT (no NEXT on gore; tracy results in the tables predate the fix)
+C2C["zp_next"] = [11.0, 1.8]
+
+
+def use_profile(name: str) -> None:
+    """Switch the parameter set (module-level ``C2C`` dict) to ``name``: "c2c" (default) or "kr"."""
+    if name == "kr":
+        C2C.update(KR_OVERRIDES)
+
+
 def pcm_params(fstep_ghz: float, local_search: int):
     """PyChOpMarg ``COMParams`` for 802.3ck C2C (values above)."""
     import numpy as np
@@ -225,7 +248,8 @@ def _run_pcm(set_name: str, mode: str, fstep_ghz: float, local_search: int, fom_
         "fom_n_pre": fom_n_pre,
         "snr_tx_db": params.SNR_TX,
         "pinned_eq": len(C2C["g_DC"]) == 1 and all(st in (0.0, 0.01) for st in C2C["tx_taps_step"]),
-        "package_case": "802.3ck C2C case 1 (TX 13+1.8 mm, RX 11+1.8 mm)",
+        "package_case": f"802.3ck case 1 (z_p TX/RX/NEXT/FEXT {C2C['zp_tx'][0]}/{C2C['zp_rx'][0]}/"
+                        f"{C2C['zp_next'][0]}/{C2C['zp_fext'][0]} mm + 1.8 mm)",
         "com_db": _f(value),
         "eq": {
             "ctle_gdc": float(com.gDC),
@@ -342,17 +366,20 @@ def main(argv: list[str] | None = None) -> int:
                    help="pin the EQ: c-3,c-2,c-1,c1,gDC,gDC2 (one-point run, for diagnostics)")
     a.add_argument("--snr-tx-db", type=float, default=None, help="override SNR_TX (diagnostics)")
     a.add_argument("--tag", default="", help="suffix for the result file name")
+    a.add_argument("--profile", choices=("c2c", "kr"), default="c2c", help="802.3ck parameter set")
     b = sub.add_parser("compare", help="eqtune COM vs the stored PyChOpMarg results (eqtune venv)")
     b.add_argument("--sets", nargs="*", default=None)
     args = ap.parse_args(argv)
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.cmd == "pcm":
+        use_profile(args.profile)
         out = run_pcm(args.set, args.mode, args.fstep_ghz, args.local_search, fom_n_pre=args.fom_n_pre,
                       eq=args.eq, snr_tx_db=args.snr_tx_db)
         suffix = "" if args.local_search == 0 else f"_ls{args.local_search}"
         suffix += f"_npre{args.fom_n_pre}" if args.fom_n_pre else ""
         suffix += f"_{args.tag}" if args.tag else ""
+        suffix += "_kr" if args.profile == "kr" else ""
         path = RESULTS / f"pychopmarg_{args.set}_{args.mode.lower()}{suffix}.json"
         path.write_text(json.dumps(out, indent=1) + "\n")
         print(json.dumps({k: out[k] for k in ("channel_set", "com_db", "eq", "dfe_taps", "timing_s")}, indent=1))

@@ -323,10 +323,14 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
     s[0] = s[0].real
 
     aggs: list[Aggressor] = []
+    agg_orders: list[dict] = []
     raw_aggs = doc.get("aggressors", [])
     if not isinstance(raw_aggs, list):
         raise ConfigError(f"{where}: aggressors: must be an array of tables ([[aggressors]])")
-    if with_aggressors:
+    if with_aggressors and raw_aggs:
+        from eqtune.channel.mixedmode import impulse_peak_delay_s
+
+        thru_delay = impulse_peak_delay_s(grid, s[:, 1, 0])  # the victim's delay: scale of the order test
         for i, a in enumerate(raw_aggs):
             w = f"{where}: aggressors[{i}]"
             if not isinstance(a, dict):
@@ -338,12 +342,16 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
             fp = _file_ref(base_dir, rel_to, w, a)
             lane = a.get("lane")
             lane = None if lane is None else int(_num(f"{w}.lane", lane, positive=True))
+            # crosstalk files: order from the coupling's delay, the thru's order when that is ambiguous
+            # (with a warning); the strongest LF transmission is the wrong rule here (issue 16)
             d = load_sdd(fp, port_order=a.get("port_order"), lane=lane, ports=_ports(w, a.get("ports")),
-                         fallback_order=first_order[0] or "1-2/3-4")
+                         fallback_order=first_order[0] or "1-2/3-4", crosstalk=True, thru_delay_s=thru_delay)
             amp = a.get("amplitude_v")
             amp = None if amp is None else _num(f"{w}.amplitude_v", amp, positive=True)
             xs = resample(d.freqs_hz, d.s[:, 1:2, 0:1], grid)[:, 0, 0]
             aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind=kind, sdd21=xs, amplitude_v=amp))
+            agg_orders.append({"name": aggs[-1].name, "port_order": d.port_order,
+                               "detected": d.port_order_detected})
 
     return Channel(
         name=str(doc.get("name", default_name)), freqs_hz=grid, sdd21=s[:, 1, 0].copy(), baud_gbd=baud,
@@ -352,7 +360,7 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
         port_order=first_order[0], temperature_c=temp,
         meta={"description": str(doc.get("description", "")), "port_order_detected": first_order[1],
               "data_fmax_hz": data_fmax or None, "max_singular_value": max_sv,
-              "segments": [desc for *_, desc in parsed]},
+              "segments": [desc for *_, desc in parsed], "aggressor_port_orders": agg_orders},
     )
 
 

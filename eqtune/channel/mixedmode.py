@@ -31,6 +31,13 @@ PORT_ORDERS: dict[str, tuple[int, int, int, int]] = {
 # Thru legs dominate the low-frequency transmission "by far"; below this ratio we call it ambiguous.
 _DETECT_RATIO = 3.0
 _DETECT_FMAX_HZ = 1e9
+# Crosstalk files: the coupling's delay (impulse peak of the candidate SDD21) decides. Read in the right
+# order, a FEXT/NEXT file's SDD21 is the pair-to-pair coupling, which travels through the channel (1.4-4.8 ns
+# on the shared 802.3ck sets); read in the wrong order it is dominated by the + to - couplings of each
+# pair at one end of the channel (delay < 0.1 ns there). The orders' delays must differ by at least this
+# much, and by a quarter of the thru's delay when that is known, or the answer is "ambiguous".
+_XT_MIN_DELAY_GAP_S = 50e-12
+_XT_THRU_FRACTION = 0.25
 
 
 def sdd_from_se(s: np.ndarray, ports: tuple[int, int, int, int]) -> np.ndarray:
@@ -62,14 +69,69 @@ def detect_port_order(freqs_hz: np.ndarray, s: np.ndarray) -> tuple[str, float]:
     return ("1-2/3-4" if t12 >= t13 else "1-3/2-4"), ratio
 
 
+def impulse_peak_delay_s(freqs_hz: np.ndarray, x: np.ndarray) -> float:
+    """Delay (s) of the largest |h(t)| of a transfer function ``x`` sampled at ``freqs_hz``.
+
+    The points are put on a uniform grid from 0 Hz with the data's smallest step (linear interpolation
+    of real and imaginary parts, flat below the first point), inverse-FFT'd, and the peak is looked for in
+    the first half of the record (the second half is negative time).
+    """
+    f = np.asarray(freqs_hz, dtype=float)
+    x = np.asarray(x, dtype=complex)
+    df = float(np.min(np.diff(f))) if f.size > 1 else 1.0
+    n = int(min(max(round(f[-1] / df), 8), 1 << 16))
+    grid = np.linspace(0.0, f[-1], n + 1)
+    xu = np.interp(grid, f, x.real) + 1j * np.interp(grid, f, x.imag)
+    h = np.abs(np.fft.irfft(xu, 2 * n))
+    return int(np.argmax(h[:n])) / (2 * n * (grid[1] - grid[0]))
+
+
+def coupling_delay_s(freqs_hz: np.ndarray, s: np.ndarray, order: str) -> float:
+    """Delay (s) of the impulse-response peak of SDD21 of a 4-port ``s`` read in ``order``."""
+    return impulse_peak_delay_s(freqs_hz, sdd_from_se(s, PORT_ORDERS[order])[:, 1, 0])
+
+
+def detect_crosstalk_port_order(freqs_hz: np.ndarray, s: np.ndarray,
+                                thru_delay_s: float | None = None) -> tuple[str | None, dict[str, float]]:
+    """Port order of a crosstalk (FEXT/NEXT) 4-port, from the coupling's delay.
+
+    In the right order SDD21 is the pair-to-pair coupling, which has travelled along the channel; in the
+    wrong order it is dominated by the couplings between the + and - ports of each pair at one end
+    (S31 and S42 of a 1-2/3-4 file), which arrive at once. The order whose SDD21 peaks later wins when
+    the two delays differ by more than 50 ps and a quarter of ``thru_delay_s`` (when known); otherwise
+    the answer is ``None`` (ambiguous). Returns ``(order or None, {order: delay_s})``.
+
+    The LF-transmission rule of :func:`detect_port_order` is wrong on these files: the strongest LF
+    transmission of a crosstalk file is the near-end coupling inside a pair (eqtune issue 16).
+    """
+    delays = {o: coupling_delay_s(freqs_hz, s, o) for o in PORT_ORDERS}
+    (o_hi, d_hi), (_, d_lo) = sorted(delays.items(), key=lambda kv: -kv[1])
+    gap = max(_XT_MIN_DELAY_GAP_S, _XT_THRU_FRACTION * thru_delay_s if thru_delay_s else 0.0)
+    return (o_hi if d_hi - d_lo >= gap else None), delays
+
+
 def resolve_port_order(freqs_hz: np.ndarray, s: np.ndarray, port_order: str | None, *,
-                       fallback: str | None = None, where: str = "") -> tuple[str, bool]:
+                       fallback: str | None = None, where: str = "", crosstalk: bool = False,
+                       thru_delay_s: float | None = None) -> tuple[str, bool]:
     """The port order to use: explicit, else detected, else ``fallback`` (or 1-2/3-4 with a warning).
 
+    ``crosstalk=True`` (an aggressor file) detects from the coupling's delay
+    (:func:`detect_crosstalk_port_order`, ``thru_delay_s`` = the victim thru's delay if known); when
+    that is ambiguous it warns and takes ``fallback`` (the thru's order) or 1-2/3-4.
     Returns ``(order, detected)``.
     """
     if port_order not in (None, "auto"):
         return normalize_port_order(port_order, where), False
+    if crosstalk:
+        xorder, delays = detect_crosstalk_port_order(freqs_hz, s, thru_delay_s)
+        if xorder is not None:
+            return xorder, True
+        use = fallback or "1-2/3-4"
+        shown = ", ".join(f"{o}: {d * 1e9:.3f} ns" for o, d in delays.items())
+        why = " (the thru's order)" if fallback else ""
+        warnings.warn(f"{where}: crosstalk port order is ambiguous (coupling delay {shown}); assuming {use}{why}"
+                      " -- set port_order = '1-2/3-4' or '1-3/2-4' on the aggressor if that is wrong", stacklevel=3)
+        return use, False
     order, ratio = detect_port_order(freqs_hz, s)
     if ratio >= _DETECT_RATIO:
         return order, True

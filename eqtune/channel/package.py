@@ -50,14 +50,21 @@ class PackageParams:
 _CASES_MM: dict[tuple[int, str], float] = {(1, "tx"): 13.0, (1, "rx"): 11.0, (2, "tx"): 31.0, (2, "rx"): 29.0}
 
 
-def package_params(case: int = 1, side: str = "tx") -> PackageParams:
-    """The 802.3ck reference package of ``case`` (1 or 2) for ``side`` ("tx" or "rx")."""
+def package_params(case: int = 1, side: str = "tx", zp1_mm: float | None = None) -> PackageParams:
+    """The 802.3ck reference package of ``case`` (1 or 2) for ``side`` ("tx" or "rx").
+
+    ``zp1_mm`` overrides the first line segment (die side), e.g. the KR sheet's 12 mm on every side
+    (``config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21``, as transcribed in cortalo/serdeskit
+    examples/compute_com_kr_backplane.py); the defaults are the C2C sheet's (TX 13, RX 11 mm).
+    """
     from eqtune.errors import InputError
 
     key = (int(case), str(side).lower())
     if key not in _CASES_MM:
         raise InputError(f"package case={case!r} side={side!r} is unknown: use case 1 or 2 and side 'tx' or 'rx'")
-    return PackageParams(zp_mm=(_CASES_MM[key], 1.8))
+    if zp1_mm is not None and not (0.0 <= float(zp1_mm) <= 1000.0):
+        raise InputError(f"package line length {zp1_mm!r} mm is invalid: give 0..1000 mm")
+    return PackageParams(zp_mm=(_CASES_MM[key] if zp1_mm is None else float(zp1_mm), 1.8))
 
 
 def _two_port(s11: np.ndarray, s21: np.ndarray, s22: np.ndarray | None = None) -> np.ndarray:
@@ -145,11 +152,12 @@ def package_block_sparams(freqs_hz: np.ndarray, p: PackageParams, *, segments: i
 
 
 def com_package_sparams(freqs_hz: np.ndarray, *, case: int = 1, side: str = "tx",
-                        params: PackageParams | None = None) -> np.ndarray:
+                        params: PackageParams | None = None, zp1_mm: float | None = None) -> np.ndarray:
     """Differential S-matrix (n,2,2) of the 802.3ck COM package, die side = port 1.
 
-    ``case`` 1/2 and ``side`` "tx"/"rx" choose the reference package; ``params`` overrides it entirely
-    (the parameterized variant). To put an RX package after a channel, use ``flip_ports``.
+    ``case`` 1/2 and ``side`` "tx"/"rx" choose the reference package (``zp1_mm``: its first line
+    segment, see ``package_params``); ``params`` overrides it entirely (the parameterized variant). To
+    put an RX package after a channel, use ``flip_ports``.
     """
-    p = params if params is not None else package_params(case, side)
+    p = params if params is not None else package_params(case, side, zp1_mm)
     return package_block_sparams(freqs_hz, p)

@@ -227,13 +227,17 @@ def _passivity_warning(p: Path, smax: float, stacklevel: int) -> None:
 
 def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | None = None,
              ports: tuple[int, int, int, int] | None = None, fallback_order: str | None = None,
-             check_passivity: bool = True, cache: bool = True) -> DiffSParams:
+             check_passivity: bool = True, cache: bool = True, crosstalk: bool = False,
+             thru_delay_s: float | None = None) -> DiffSParams:
     """Load a Touchstone file as a differential 2-port.
 
     ``port_order``: None/"auto" detects (4-port groups), or "1-2/3-4" / "1-3/2-4".
     ``lane``: for files with more than 4 ports, the 1-based lane; lane k = ports 4k-3..4k.
     ``ports``: explicit 1-based single-ended ports (TX+, TX-, RX+, RX-) for any other multi-lane layout.
     ``fallback_order``: used when detection is ambiguous (e.g. the victim's order for crosstalk).
+    ``crosstalk``: the file is a FEXT/NEXT aggressor: its order is detected from the coupling's delay
+    (``thru_delay_s``: the victim's delay, if known), not from the strongest LF transmission; an
+    ambiguous file warns and takes ``fallback_order`` (see ``mixedmode.detect_crosstalk_port_order``).
     ``cache``: reuse this process's earlier result for the same file contents and options (see the
     module docstring; the passivity warning is repeated on a hit). The arrays are then read-only.
     """
@@ -241,9 +245,10 @@ def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | Non
     fkey = _file_key(p) if cache else None
     if fkey is None:
         return _load_sdd(p, port_order=port_order, lane=lane, ports=ports, fallback_order=fallback_order,
-                         check_passivity=check_passivity)
+                         check_passivity=check_passivity, crosstalk=crosstalk, thru_delay_s=thru_delay_s)
     key = (fkey, port_order, None if lane is None else int(lane), None if ports is None else tuple(ports),
-           fallback_order, bool(check_passivity))
+           fallback_order, bool(check_passivity), bool(crosstalk),
+           None if thru_delay_s is None else round(float(thru_delay_s), 13))
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -254,7 +259,7 @@ def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | Non
             _passivity_warning(p, hit.max_singular_value, 3)
         return hit
     d = _readonly(_load_sdd(p, port_order=port_order, lane=lane, ports=ports, fallback_order=fallback_order,
-                            check_passivity=check_passivity))
+                            check_passivity=check_passivity, crosstalk=crosstalk, thru_delay_s=thru_delay_s))
     if _file_key(p) == fkey:  # not rewritten while it was being parsed
         with _CACHE_LOCK:
             _CACHE_STATS["misses"] += 1
@@ -265,7 +270,8 @@ def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | Non
 
 
 def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple[int, int, int, int] | None,
-              fallback_order: str | None, check_passivity: bool) -> DiffSParams:
+              fallback_order: str | None, check_passivity: bool, crosstalk: bool = False,
+              thru_delay_s: float | None = None) -> DiffSParams:
     net = read_network(p)
     f = np.asarray(net.f, dtype=float)
     s = np.asarray(net.s)
@@ -291,7 +297,8 @@ def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple
             raise TouchstoneError(f"{p}: lane {lane} does not exist; this {n}-port file has lanes 1..{nlanes}")
         base = 4 * (int(lane) - 1)
         sub = s[:, base:base + 4, base:base + 4]
-        order, detected = resolve_port_order(f, sub, port_order, fallback=fallback_order, where=str(p))
+        order, detected = resolve_port_order(f, sub, port_order, fallback=fallback_order, where=str(p),
+                                             crosstalk=crosstalk, thru_delay_s=thru_delay_s)
         sdd = sdd_from_se(s, lane_ports(n, int(lane), order))
     else:
         raise TouchstoneError(f"{p}: a {n}-port file cannot be a differential channel; use a .s2p "

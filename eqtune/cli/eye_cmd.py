@@ -60,6 +60,9 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--ber", type=FiniteFloat(), default=1e-6, show_default=True,  # range: checked by the engine
               help="Target BER (1e-3..1e-15).")
 @click.option("--samples-per-ui", type=click.IntRange(4, 1024), default=32, show_default=True)
+@click.option("--sampling", type=click.Choice(("mm", "best")), default=None,
+              help="Sampling phase: mm = Mueller-Muller (the COM standard's, 93A.1.6; default of --direction serdes), "
+                   "best = the phase with the best eye (receivers that search it; default elsewhere).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--precoding", is_flag=True,
               help="FEC figures with 1/(1+D) mod 4 precoding (802.3cd 135.5.7.2); default off.")
@@ -68,7 +71,8 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
               help="Also draw the statistical eye in the terminal (ASCII; one UI around the sampling phase).")
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
-        samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool) -> None:
+        samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool,
+        sampling: str | None = None) -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -101,7 +105,7 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
         else:
             direction = "host_rx"
     ch = load_channel(channel)
-    eng = EyeEngine(ch, profile, direction=direction, ber=ber, samples_per_ui=samples_per_ui)
+    eng = EyeEngine(ch, profile, direction=direction, ber=ber, samples_per_ui=samples_per_ui, sampling=sampling)
     ignored = [k for k in point if k not in eng.knob_names]
     if ignored:
         raise InputError(f"{', '.join(ignored)} do(es) not act in direction {direction}: "
@@ -129,8 +133,9 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     click.echo(f"eye height @ BER {ber:g}: " + ", ".join(f"{h:.1f}" for h in res.eye_height_mv)
                + f" mV (min {res.eye_height_min_mv:.1f} mV{', CLOSED' if res.closed else ''})")
     click.echo(f"eye width: {res.eye_width_ui:.3f} UI ({res.eye_width_ps:.2f} ps)   VEC {res.vec_db:.2f} dB   "
-               f"COM {res.com_db:.2f} dB")
-    click.echo(f"sampling phase {res.sample_phase_ui:+.3f} UI   cursor {res.cursor_mv:.1f} mV   "
+               f"COM {res.com_db:.2f} dB @ {res.com_probability:g}")
+    how = "Mueller-Muller" if res.sampling == "mm" else "best eye"
+    click.echo(f"sampling phase {res.sample_phase_ui:+.3f} UI ({how})   cursor {res.cursor_mv:.1f} mV   "
                f"SER estimate {res.ber_estimate:.2e}")
     click.echo(f"RS(544,514) codeword error ratio {fec.codeword_error_ratio:.2e} (DFE bursts: mean "
                f"{fec.mean_burst_symbols:.2f} symbols; precoding {'on' if precoding else 'off'})")

@@ -15,6 +15,17 @@ needs, so a TX FFE is one small tensor contraction (the FFE is linear). Per poin
 * stage B (chosen phase only): the exact ISI + crosstalk distribution (COM method, 93A.1.7, via
   characteristic functions, see ``eqtune.eye.stateye``) -> EH per eye, COM, VEC, BER estimate.
 
+Sampling phase and COM mode (eqtune issue 16). In the ``serdes`` direction the engine follows the COM
+standard: the sampling phase is the Mueller-Muller one of 93A.1.6 (93A-25/26, MATLAB COM 3.70's
+tie-breaking), COM's A_ni is read at the profile's DER_0, and the dual-Dirac jitter acts per cursor
+(+-A_DD h_J(n) joins the exact ISI distribution, 93A.1.7) at the sampling phase, in the eye width and in the
+contours; the aggressors pass through their FEXT/NEXT + RX packages (93A.1.2). ``sampling="best"`` takes
+the phase with the best approximate eye instead (a receiver that searches its phase). Elsewhere
+(``host_rx``, ``module_rx``), documented deviations from COM: best phase, one dual-Dirac of
++-A_DD sigma_X ||h_J|| (93A-32's variance), no packages. In every direction ``ber`` is used as the one-sided
+tail probability per eye edge (no PAM4 SER-to-BER Gray conversion: pessimistic by a factor 4/3 in
+probability for PAM4).
+
 Eye width: the open run of phases around the sampling phase with the DFE *held* at the taps it adapted
 there (a receiver's DFE does not re-adapt while the eye is probed at other phases; the bit-by-bit
 simulator does the same). Stage A with the held taps locates the two edges; stage B (exact) then
@@ -48,6 +59,9 @@ from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
 from eqtune.serdes.profile import TX_TAP_OFFSETS, SerdesProfile, load_profile
 
 DIRECTIONS = ("host_rx", "module_rx", "serdes")
+SAMPLINGS = ("mm", "best")  # Mueller-Muller (93A.1.6, 93A-25/26) or the phase with the best approximate eye
+MM_EPS_V = 1e-3  # |93A-25 residual| below which a phase counts as an exact MM solution (MATLAB COM 3.70 as
+#                  transcribed in PyChOpMarg 3.4.0 utility/probability.py loc_curs(), eps = 0.001)
 MODULE_TX_KNOBS = ("rx_pre", "rx_post", "rx_amp")
 HOST_TX_KNOBS = tuple(TX_TAP_OFFSETS)
 CTLE_KNOBS = ("ctle_gdc", "ctle_gdc2")
@@ -127,9 +141,17 @@ class EyeEngine:
 
     def __init__(self, channel: Channel | str, profile: str | SerdesProfile | None = None, *,
                  direction: str = "host_rx", ber: float = 1e-6, samples_per_ui: int = 32,
-                 k_exact: int = 16, package_case: int | None = None) -> None:
+                 k_exact: int = 16, package_case: int | None = None, sampling: str | None = None) -> None:
         if direction not in DIRECTIONS:
             raise InputError(f"direction {direction!r} is unknown: use one of {', '.join(DIRECTIONS)}")
+        if sampling is None:
+            sampling = "mm" if direction == "serdes" else "best"
+        if sampling not in SAMPLINGS:
+            raise InputError(f"sampling {sampling!r} is unknown: use 'mm' (Mueller-Muller, the COM standard's "
+                             "phase) or 'best' (the phase with the best eye, for receivers that search it)")
+        # COM mode (the serdes direction): COM at DER_0, per-cursor dual-Dirac jitter (93A.1.7)
+        self.sampling = sampling
+        self.com_mode = direction == "serdes"
         self.ber = check_ber(ber)
         if not (isinstance(samples_per_ui, (int, np.integer)) and 4 <= samples_per_ui <= 256):
             raise InputError(f"samples_per_ui={samples_per_ui!r} is invalid: use an integer 4..256 (default 32)")
@@ -161,6 +183,7 @@ class EyeEngine:
         self.sigma_x2 = symbol_variance(n_levels)
         self.spacing = np.diff(self.levels)  # normalized level spacing per eye, bottom to top
         self.package_case = self.profile.package_case if package_case is None else int(package_case)
+        self.der0 = float(nz.der0)
         self._knobs = self.profile.knobs()
         self._tx = self._make_tx()
         self._rx = self._make_rx()
@@ -240,24 +263,41 @@ class EyeEngine:
             out[ext] = x[-1] * 0.5 * (1 + np.cos(np.pi * u)) * np.exp(1j * slope * (f[ext] - f_max))
         return out
 
+    def _packaged_s21(self, sdd21: np.ndarray, sdd11: np.ndarray | None, sdd22: np.ndarray | None,
+                      tx_role: str) -> np.ndarray:
+        """S21 on the channel grid of TX-side package (``tx_role``: "tx", "fext" or "next") -> channel
+        -> RX package (93A-18 cascade; 93A.1.2: the victim through the TX and RX packages, a FEXT aggressor
+        through the FEXT package, a NEXT aggressor through the NEXT package, both then through the victim's
+        RX package). The package lengths of the chosen case come from the profile (802.3ck sheets)."""
+        from eqtune.channel.package import cascade, com_package_sparams, flip_ports
+
+        fc = np.asarray(self.channel.freqs_hz, dtype=float)
+        case, prof = self.package_case, self.profile
+        s = np.zeros((len(fc), 2, 2), dtype=complex)
+        s[:, 1, 0] = s[:, 0, 1] = sdd21
+        if sdd11 is not None:
+            s[:, 0, 0] = sdd11
+        if sdd22 is not None:
+            s[:, 1, 1] = sdd22
+        tx = com_package_sparams(fc, case=case, side="tx", zp1_mm=prof.package_zp1_mm(tx_role, case))
+        rx = flip_ports(com_package_sparams(fc, case=case, side="rx", zp1_mm=prof.package_zp1_mm("rx", case)))
+        # R_d = R_0 = 50 ohm: the voltage transfer function is S21 of the cascade (93A-19 with Gamma = 0)
+        return cascade(cascade(tx, s), rx)[:, 1, 0]
+
     def _victim_h(self, f: np.ndarray) -> np.ndarray:
         """Channel (with 802.3ck packages in the serdes direction, 93A-18 cascade) on the FFT grid."""
         ch = self.channel
         if self.direction == "serdes" and self.package_case:
-            from eqtune.channel.package import cascade, com_package_sparams, flip_ports
-
-            fc = np.asarray(ch.freqs_hz, dtype=float)
-            s = np.zeros((len(fc), 2, 2), dtype=complex)
-            s[:, 1, 0] = s[:, 0, 1] = ch.sdd21
-            if ch.sdd11 is not None:
-                s[:, 0, 0] = ch.sdd11
-            if ch.sdd22 is not None:
-                s[:, 1, 1] = ch.sdd22
-            tot = cascade(cascade(com_package_sparams(fc, case=self.package_case, side="tx"), s),
-                          flip_ports(com_package_sparams(fc, case=self.package_case, side="rx")))
-            # R_d = R_0 = 50 ohm: the voltage transfer function is S21 of the cascade (93A-19 with Gamma = 0)
-            return self._interp(tot[:, 1, 0], f)
+            return self._interp(self._packaged_s21(ch.sdd21, ch.sdd11, ch.sdd22, "tx"), f)
         return self._interp(ch.sdd21, f)
+
+    def _aggressor_h(self, ag, f: np.ndarray) -> np.ndarray:
+        """An aggressor's coupling on the FFT grid: through its packages in the serdes direction (93A.1.2;
+        the aggressor files carry only SDD21 here, so the coupling's own reflections are left out)."""
+        if self.direction == "serdes" and self.package_case:
+            role = "fext" if ag.kind == "FEXT" else "next"
+            return self._interp(self._packaged_s21(ag.sdd21, None, None, role), f)
+        return self._interp(ag.sdd21, f)
 
     def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True) -> np.ndarray:
         """Pulse responses (..., n_fft) of transfer functions ``h`` (..., n_f): the impulse (inverse FFT,
@@ -337,7 +377,7 @@ class EyeEngine:
         # transfer function H_ffe(f) = sum_k w_k exp(-j 2 pi f d_k T) into the CTLE (noise and
         # crosstalk see it too) and recompute the pulses
         ffe_basis = (np.exp(-2j * np.pi * np.outer(ffe_offs, f) * self.ui_s) if ffe_offs is not None else None)
-        aggr_h = [self._interp(ag.sdd21, f) * h_tr * h_r for ag in self.channel.aggressors]
+        aggr_h = [self._aggressor_h(ag, f) * h_tr * h_r for ag in self.channel.aggressors]
         pulses = np.empty((n_set, n_fft))
         self._ipk_c = np.empty(n_set, dtype=int)
         self._sigma_rx2 = np.empty(n_set)
@@ -578,6 +618,7 @@ class EyeEngine:
         near = [n for n in range(n0 - N_NEAR, n0 + N_NEAR + 1) if n != n0 and 0 <= n < S.shape[-1]]
         self._near_post = np.array([n - n0 for n in near if n > n0])  # post-cursor numbers 1..N_NEAR
         self._s_near = np.ascontiguousarray(S[..., near])
+        self._s_mm = np.ascontiguousarray(S[..., n0 - 1: n0 + 2])  # h(-1), h(0), h(1) for the MM criterion
         self._g = np.einsum("ckmn,clmn->cmkl", S, S)
         sj = self._slope(S)
         self._gj = np.einsum("ckmn,clmn->cmkl", sj, sj)
@@ -770,16 +811,22 @@ class EyeEngine:
         return (self.sigma_x2 * tot)[:, :, None]
 
     def _stage_b(self, h0: np.ndarray, res: np.ndarray, g2: np.ndarray, add: np.ndarray, xt: np.ndarray,
-                 ber: float) -> dict[str, np.ndarray]:
-        """Exact interference distribution at the sampling phase: EH per eye, A_ni, COM, BER estimate."""
+                 ber: float, p_com: float | None = None) -> dict[str, np.ndarray]:
+        """Exact interference distribution at the sampling phase: EH per eye, A_ni, COM, BER estimate.
+
+        Eye heights at the one-sided tail ``ber``; COM's A_ni at ``p_com`` (COM mode: DER_0, 93A.1.7),
+        default ``ber``."""
         cur = np.concatenate([res, xt], axis=-1) if xt.shape[-1] else res
         big, rest2 = split_exact(cur, self.k_exact)
         sigma = np.sqrt(g2 + self.sigma_x2 * rest2)
         half = np.maximum(self.spacing[None, :] * h0[:, None] / 2.0, 0.0)
         q = np.empty(len(h0))
+        q_com = q if p_com is None or p_com == ber else np.empty(len(h0))
         tails = np.empty(half.shape)
         for rows, pdf in grouped_pdfs(big, sigma, add, self.levels, h0):
             q[rows] = pdf.quantile(ber)
+            if q_com is not q:
+                q_com[rows] = pdf.quantile(p_com)
             tails[rows] = pdf.tail_at(half[rows])  # P(Y > d_e h0 / 2): one side of one eye
         eh = self.spacing[None, :] * h0[:, None] - 2.0 * q[:, None]  # (R, n_eyes)
         n_lv = len(self.levels)
@@ -787,9 +834,9 @@ class EyeEngine:
         ser = np.where(h0 <= 0, 1.0 - 1.0 / n_lv, ser)
         a_s = np.min(self.spacing) * h0 / 2.0  # = R_LM h0 / (L - 1) for PAM4 (93A-1 A_s)
         with np.errstate(divide="ignore", invalid="ignore"):
-            com = 20.0 * np.log10(np.maximum(a_s, 1e-15) / np.maximum(q, 1e-15))  # 93A-1
+            com = 20.0 * np.log10(np.maximum(a_s, 1e-15) / np.maximum(q_com, 1e-15))  # 93A-1
         com = np.clip(np.where(a_s <= 0, -COM_CAP_DB, com), -COM_CAP_DB, COM_CAP_DB)
-        return {"eh": eh, "q": q, "ser": ser, "com": com, "sigma": sigma}
+        return {"eh": eh, "q": q, "q_com": q_com, "ser": ser, "com": com, "sigma": sigma}
 
     def _exact_width(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, j: np.ndarray, approx: np.ndarray,
                      eh_min: np.ndarray, fixed: np.ndarray | None, a: dict, xt: np.ndarray, ber: float) -> np.ndarray:
@@ -824,7 +871,12 @@ class EyeEngine:
             rr, pp = np.nonzero(want)
             v = np.einsum("bk,bkn->bn", taps[rr], self._stack[idx[rr], :, pp, :]) * amp[rr, None]
             h0, res = self._residual(v, None if fixed is None else fixed[rr])
-            curve[rr, pp] = self._exact_eh_min(h0, res, a["g2"][rr, pp], a["add"][rr, pp], xt2[rr], ber)
+            add = a["add"][rr, pp]
+            if self.com_mode:  # per-cursor dual-Dirac jitter, as at the sampling phase (93A.1.7)
+                res = np.concatenate([res, self.profile.noise.a_dd_ui * self._slope_cursors(
+                    taps[rr], amp[rr], idx[rr], pp)], axis=-1)
+                add = np.zeros_like(add)
+            curve[rr, pp] = self._exact_eh_min(h0, res, a["g2"][rr, pp], add, xt2[rr], ber)
             known[rr, pp] = True
         return self._width(curve, j, np.zeros(B), eh_min)
 
@@ -898,10 +950,19 @@ class EyeEngine:
         B = len(idx)
         # best phase by the stage-A eye; ties -> nearest the pulse peak
         j = np.argmax(a["eh"] - 1e-12 * np.abs(np.arange(self.M) - self.M // 2)[None, :], axis=-1)
+        if self.sampling == "mm":
+            j = self._mm_phase(taps, amp, idx, j)
         rows = np.arange(B)
-        v = np.einsum("bk,bkn->bn", taps, self._stack[idx, :, j, :]) * amp[:, None]  # cursors at phase j
+        v = self._cursors(taps, amp, idx, j)  # cursors at phase j
         h0, res = self._residual(v)
-        b = self._stage_b(h0, res, a["g2"][rows, j], a["add"][rows, j], xt, ber)
+        if self.com_mode:
+            # 93A.1.7 (eqtune issue 16): the dual-Dirac jitter acts per cursor, +-A_DD h_J(n) with the
+            # symbol of cursor n, so it joins the ISI cursors (exact PDF) instead of one +-A_DD |h_J| term
+            jit = self.profile.noise.a_dd_ui * self._slope_cursors(taps, amp, idx, j)
+            b = self._stage_b(h0, np.concatenate([res, jit], axis=-1), a["g2"][rows, j], np.zeros(B), xt, ber,
+                              p_com=self.der0)
+        else:
+            b = self._stage_b(h0, res, a["g2"][rows, j], a["add"][rows, j], xt, ber)
         eh_min = b["eh"].min(axis=-1)
         # eye width: the horizontal profile with the DFE held at the taps it adapted at phase j (a real
         # receiver's taps do not follow the probe phase; re-adapting them per phase overstates the width
@@ -914,6 +975,47 @@ class EyeEngine:
         if width:
             out["ew"] = self._eye_width(out, ber)
         return out
+
+    def _cursors(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Equalized cursors (B, n_out) in V of rows ``(taps, amp, idx)`` sampled at phase ``j`` (B,)."""
+        return np.einsum("bk,bkn->bn", taps, self._stack[idx, :, j, :]) * amp[:, None]
+
+    def _slope_cursors(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """h_J(n) = (h(t_s + nT + T/M) - h(t_s + nT - T/M)) M / 2 in V/UI (93A-28) at phase ``j`` (B, n_out);
+        phase M is phase 0 of the next cursor, phase -1 phase M-1 of the previous one."""
+        M = self.M
+        nxt = self._cursors(taps, amp, idx, (j + 1) % M)
+        prv = self._cursors(taps, amp, idx, (j - 1) % M)
+        w = j + 1 >= M
+        nxt[w] = np.concatenate([nxt[w][:, 1:], np.zeros((int(w.sum()), 1))], axis=-1)
+        w = j - 1 < 0
+        prv[w] = np.concatenate([np.zeros((int(w.sum()), 1)), prv[w][:, :-1]], axis=-1)
+        return (nxt - prv) * (M / 2.0)
+
+    def _mm_phase(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+        """Sampling phase by the Mueller-Muller criterion of 93A.1.6 (93A-25 with 93A-26):
+        h(t_s - T) = h(t_s + T) - b(1) h(t_s), b(1) = h(t_s + T)/h(t_s) clipped to [b_min(1), b_max(1)]
+        (0 without a DFE), searched over the +-0.5 UI window of phases around the pulse peak.
+
+        As MATLAB COM 3.70 (transcribed in PyChOpMarg 3.4.0 utility/probability.py ``loc_curs``): phases
+        with |residual| < MM_EPS_V count as exact solutions and the last of them at or before the peak
+        wins (else the first after it); without any, the phase of the smallest |residual|. Phases with a
+        non-positive cursor are skipped; a row where every phase has one keeps ``fallback``."""
+        h = np.einsum("bk,bkmn->bmn", taps, self._s_mm[idx]) * amp[:, None, None]  # (B, M, 3)
+        hm, h0, hp = h[..., 0], h[..., 1], h[..., 2]
+        ok = h0 > 0
+        if len(self._b_max):
+            b1 = np.clip(hp / np.where(ok, h0, 1.0), self._b_min[0], self._b_max[0])
+        else:
+            b1 = np.zeros_like(h0)
+        res = np.abs(hm - (hp - b1 * h0))
+        ph = np.arange(self.M)[None, :]
+        peak = np.argmax(h0, axis=-1)[:, None]
+        exact = ok & (res < MM_EPS_V)
+        pri = np.where(exact & (ph <= peak), 4.0 * self.M + ph,
+                       np.where(exact, 2.0 * self.M - ph, np.where(ok, -res, -np.inf)))
+        j = np.argmax(pri, axis=-1)
+        return np.where(ok.any(axis=-1), j, fallback)
 
     def _eye_width(self, r: dict, ber: float) -> np.ndarray:
         """Eye width (UI) of evaluated rows ``r`` (a ``_core`` result): the horizontal profile with the
@@ -987,7 +1089,8 @@ class EyeEngine:
             modulation=self.modulation, baud_gbd=self.baud_gbd, eq=self._eq_used(r, i), closed=bool(eh_min <= 0),
             direction=self.direction, cursor_mv=float(r["h0"][i]) * 1e3,
             noise_sigma_mv=float(np.sqrt(a["g2"][i, j])) * 1e3, a_ni_mv=float(b["q"][i]) * 1e3,
-            dfe_taps=self._dfe_taps(p_phase).tolist(), _engine=self)
+            dfe_taps=self._dfe_taps(p_phase).tolist(), sampling=self.sampling,
+            com_probability=self.der0 if self.com_mode else ber, _engine=self)
 
     # ------------------------------------------------------------------ details for plots / simulators
     def pulse_response(self, point: Mapping[str, float] | None = None, *, equalized: bool = True) -> PulseResponse:
@@ -1035,11 +1138,15 @@ class EyeEngine:
         fixed = self._feedback(r["v"][0])[None, :] if len(self._b_max) + self._fw else None
         h0, res = self._residual(p, None if fixed is None else np.repeat(fixed, self.M, axis=0))
         xt = np.repeat(r["xt"], M, axis=0)
+        add = a["add"][0]
+        if self.com_mode:  # per-cursor dual-Dirac jitter, as in stage B (93A.1.7)
+            res = np.concatenate([res, self.profile.noise.a_dd_ui * self._slope(p)], axis=-1)
+            add = np.zeros_like(add)
         cur = np.concatenate([res, xt], axis=-1) if xt.shape[-1] else res
         big, rest2 = split_exact(cur, self.k_exact)
         sigma = np.sqrt(a["g2"][0] + self.sigma_x2 * rest2)
         rows: list = [None] * M
-        for idx, pdf in grouped_pdfs(big, sigma, a["add"][0], self.levels, h0):
+        for idx, pdf in grouped_pdfs(big, sigma, add, self.levels, h0):
             q = pdf.quantile(ber)
             for k, j in enumerate(idx):
                 rows[j] = (pdf.y[k], pdf.pdf[k], (pdf, k), float(q[k]))

@@ -45,7 +45,10 @@ class EyeResult:
     anchored to the exact eye height at the sampling phase (within ~0.03 UI of the exact contour, on
     the pessimistic side). ``cursor_mv``, ``noise_sigma_mv`` (Gaussian part), ``a_ni_mv`` (noise +
     interference amplitude at ``ber_target``, one side) and ``dfe_taps`` (normalized to the cursor)
-    describe the sampling point.
+    describe the sampling point. ``sampling`` says how the phase was chosen: ``"mm"`` (Mueller-Muller,
+    93A.1.6, the COM standard's, default of the serdes direction) or ``"best"`` (the phase with the best
+    approximate eye, for receivers that search it); ``com_probability`` is the tail probability COM's
+    A_ni is taken at (DER_0 of the profile in the serdes direction, 93A.1.7; else ``ber_target``).
     """
 
     eye_height_mv: list[float]
@@ -66,6 +69,8 @@ class EyeResult:
     noise_sigma_mv: float = 0.0
     a_ni_mv: float = 0.0
     dfe_taps: list[float] = field(default_factory=list)
+    sampling: str = "best"
+    com_probability: float | None = None
     _engine: EyeEngine | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -97,7 +102,7 @@ class EyeResult:
         d = {k: getattr(self, k) for k in (
             "eye_height_mv", "eye_height_min_mv", "eye_width_ui", "eye_width_ps", "vec_db", "com_db",
             "sample_phase_ui", "ber_target", "ber_estimate", "modulation", "baud_gbd", "eq", "closed",
-            "direction", "cursor_mv", "noise_sigma_mv", "a_ni_mv", "dfe_taps")}
+            "direction", "cursor_mv", "noise_sigma_mv", "a_ni_mv", "dfe_taps", "sampling", "com_probability")}
         return _clean(d)
 
 

@@ -9,7 +9,7 @@ past 600 MB. The limits are deliberately wide (they bound sizes and loops, they 
 * CTLE DC gains within +-60 dB; pole/zero frequencies, f_r/f_b and SNRs only finite (test profiles
   model an ideal receiver with 1e9 GHz poles and 300 dB SNR); baud 0 < f_b <= 1000 GBd (it sizes the grid);
 * noise: eta_0 0..1 V^2/GHz, sigma_RJ and A_DD 0..0.5 UI (93A Table 93A-1 uses
-  0.01 / 0.02 UI), R_LM 0 < R_LM <= 1;
+  0.01 / 0.02 UI), R_LM 0 < R_LM <= 1, DER_0 0 < DER_0 <= 0.5; package lengths 0..1000 mm;
 * DFE: at most 256 taps with |b| <= 2; RX FFE at most 64 taps per side; floating tap groups <= 16;
 * module codes 0..15 (CMIS 5.2 Table 8-52: 4-bit code fields), dB per code 0..20.
 """
@@ -79,6 +79,10 @@ def check_profile_limits(p: Any, where: str) -> None:
     _num(where, "noise.sigma_rj_ui", n.sigma_rj_ui, 0.0, 0.5)
     _num(where, "noise.a_dd_ui", n.a_dd_ui, 0.0, 0.5)
     _num(where, "noise.rlm", n.rlm, 0.0, 1.0, lo_open=True)
+    _num(where, "noise.der0", n.der0, 0.0, 0.5, lo_open=True)  # a detector error ratio (93A.1.7)
+    for role, lengths in p.package_zp_mm.items():
+        for z in lengths:
+            _num(where, f"package.{role}_zp_mm", z, 0.0, 1000.0)  # package trace length, mm
     m = p.module
     for name in ("rx_pre_max", "rx_post_max", "tx_eq_max"):
         _int(where, f"module.{name}", getattr(m, name), 0, 15)

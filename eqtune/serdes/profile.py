@@ -92,6 +92,7 @@ class NoiseSpec:
     sigma_rj_ui: float = 0.01
     a_dd_ui: float = 0.02
     rlm: float = 0.95
+    der0: float = 1e-5  # DER_0: the detector error ratio COM is computed at (93A.1.7; 802.3ck config sheets)
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,15 @@ class SerdesProfile:
     module: ModuleSpec
     package_case: int = 0  # 0 = no package; 1/2 = 802.3ck package case (serdes direction)
     source: str = ""
+    # first package line segment z_p (mm) per role "tx", "rx", "fext", "next", one value per package case
+    # (index 0 = case 1; the 802.3ck config sheets' z_p rows); a role or case not given uses
+    # eqtune.channel.package's defaults (the C2C sheet's TX/RX lengths)
+    package_zp_mm: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def package_zp1_mm(self, role: str, case: int) -> float | None:
+        """z_p (mm) of the first package line for ``role`` in package ``case``, or None (the default)."""
+        v = self.package_zp_mm.get(role, ())
+        return float(v[case - 1]) if 1 <= case <= len(v) else None
 
     @property
     def levels(self) -> int:
@@ -250,7 +260,9 @@ def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
         prof = SerdesProfile(name=str(data.get("name", Path(source).stem if source else "profile")),
                              description=str(data.get("description", "")), baud_gbd=float(data.get("baud_gbd", 53.125)),
                              modulation=modulation, tx=txs, rx=rxs, noise=noise, module=ModuleSpec(**mkw),
-                             package_case=int(_sub(data, "package", where).get("case", 0)), source=source)
+                             package_case=int(_sub(data, "package", where).get("case", 0)), source=source,
+                             package_zp_mm={r: tuple(float(x) for x in v) for r in ("tx", "rx", "fext", "next")
+                                            if (v := _sub(data, "package", where).get(f"{r}_zp_mm")) is not None})
         from eqtune.serdes.limits import check_profile_limits
 
         check_profile_limits(prof, where)

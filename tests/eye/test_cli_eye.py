@@ -53,3 +53,17 @@ def test_eye_bad_input_is_one_line_exit_2(runner, args, msg):
     assert r.exit_code == 2, r.output
     assert msg in r.output
     assert "Traceback" not in r.output
+
+
+def test_eye_json_says_which_sampling_phase(runner):
+    """serdes direction: the standard's Mueller-Muller phase and COM at DER_0 unless --sampling best."""
+    base = ["eye", "c2m-10in", "--tx-ffe", "-0.1,0.9", "--ctle", "-8,0", "--profile", "ieee-3ck-c2c", "--json"]
+    d = json.loads(runner.invoke(main, base).output)
+    assert d["sampling"] == "mm" and d["com_probability"] == 1e-5 and d["ber_target"] == 1e-6
+    r = runner.invoke(main, base + ["--sampling", "best"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["sampling"] == "best"
+    d = json.loads(runner.invoke(main, ["eye", "c2m-10in", "--rx-post", "2", "--json"]).output)
+    assert d["sampling"] == "best" and d["com_probability"] == d["ber_target"]
+    r = runner.invoke(main, base + ["--sampling", "cdr"])
+    assert r.exit_code == 2 and "Traceback" not in r.output

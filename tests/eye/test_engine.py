@@ -75,8 +75,10 @@ def test_lossless_with_noise_matches_gaussian_formula():
 
     expect_mv = (2 * 400 / 3) - 2 * norm.isf(1e-6) * sigma_v * 1e3
     assert r.eye_height_min_mv == pytest.approx(expect_mv, rel=2e-3)
-    # COM = 20 log10(A_s / A_ni) with A_s = A/3 and A_ni = Q^-1(BER) sigma
-    assert r.com_db == pytest.approx(20 * math.log10((0.4 / 3) / (norm.isf(1e-6) * sigma_v)), abs=0.02)
+    # COM = 20 log10(A_s / A_ni) with A_s = A/3 and A_ni = Q^-1(DER_0) sigma (93A.1.7: COM mode takes A_ni
+    # at the profile's DER_0, not at the eye's target BER)
+    assert eng.der0 == 1e-5 and r.com_probability == 1e-5
+    assert r.com_db == pytest.approx(20 * math.log10((0.4 / 3) / (norm.isf(1e-5) * sigma_v)), abs=0.02)
     # symbol error probability: 2 (L-1)/L Q(d/2 sigma)
     assert r.ber_estimate == pytest.approx(2 * 3 / 4 * norm.sf((0.4 / 3) / sigma_v), rel=0.05)
 

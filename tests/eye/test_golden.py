@@ -135,7 +135,32 @@ def test_jitter_figures(c2c_engine):
 
 
 def test_com_without_aggressors_above_matlab_with_them(c2c_engine):
-    # MATLAB: COM 5.299 dB with all 10 aggressors (not available here) at DER_0 = 1e-5; without the
-    # crosstalk the COM must be higher, but not by much on a 12 dB channel.
-    r = c2c_engine.evaluate(OPT, ber=1e-5)
-    assert 5.299 < r.com_db < 7.5
+    # MATLAB: COM 5.299 dB with all 10 aggressors at DER_0 = 1e-5; without the crosstalk COM must be
+    # higher (crosstalk only lowers it), by about the 0.5-0.7 dB 10 aggressors cost on a 12 dB channel.
+    r = c2c_engine.evaluate(OPT)
+    assert r.sampling == "mm" and r.com_probability == 1e-5  # the standard's phase and DER_0 (COM mode)
+    assert 5.299 < r.com_db < 5.299 + 1.0
+
+
+GORE_AGGRESSORS = [f"C2C_PCB_SYSVIA_12dB_fext{i}.s4p" for i in range(1, 7)] + \
+    [f"C2C_PCB_SYSVIA_12dB_next{i}.s4p" for i in range(1, 5)]
+
+
+def test_com_with_the_ten_aggressors_within_0p3_db_of_matlab(gore_c2c_file, tmp_path):
+    """README "End to end": COM 5.299 dB (MATLAB COM 3.70) with all 6 FEXT + 4 NEXT at MATLAB's optimum EQ."""
+    from eqtune.channel import load_channel
+    from eqtune.eye import EyeEngine
+
+    d = gore_c2c_file.parent
+    missing = [n for n in GORE_AGGRESSORS if not (d / n).exists()]
+    if missing:
+        pytest.skip(f"the gore C2C aggressor files are not in {d} ({len(missing)} of 10 missing, e.g. {missing[0]}; "
+                    "../shared/com-golden/README.md: not available here)")
+    rows = [f'[[segments]]\ntype = "touchstone"\nfile = "{gore_c2c_file}"']
+    for n in GORE_AGGRESSORS:
+        kind = "NEXT" if "next" in n else "FEXT"
+        rows.append(f'[[aggressors]]\nkind = "{kind}"\nfile = "{d / n}"')
+    p = tmp_path / "gore.toml"
+    p.write_text('serdes_profile = "ieee-3ck-c2c"\n' + "\n".join(rows) + "\n")
+    r = EyeEngine(load_channel(p), "ieee-3ck-c2c", direction="serdes").evaluate(OPT)
+    assert r.com_db == pytest.approx(5.299, abs=0.3)
