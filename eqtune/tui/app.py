@@ -41,6 +41,7 @@ class EqtuneApp(App):
     TITLE = "eqtune"
     SUB_TITLE = "on-site link tuning"
     CSS_PATH = "app.tcss"
+    AUTO_FOCUS = "#meta-site"  # the first field has the focus before the first key arrives
     # the screen gets -narrow/-wide and -short/-tall classes: app.tcss lays out 80x24 and 120x40 differently
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
@@ -117,7 +118,7 @@ class EqtuneApp(App):
 
     def goto(self, step: str) -> None:
         self.query_one("#steps", TabbedContent).active = step
-        self.call_after_refresh(self.pane(step).first_focus)
+        self.pane(step).first_focus()  # now, not after a refresh: the next typed key lands in the field
         self.refresh_bindings()
 
     def refresh_all(self) -> None:
@@ -127,7 +128,8 @@ class EqtuneApp(App):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if not self.busy:
             self.set_status(self.hint())
-        self.call_after_refresh(self.pane().first_focus)
+        if self.focused is None or self.pane() not in self.focused.ancestors:  # a tab clicked with the mouse
+            self.call_after_refresh(self.pane().first_focus)
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

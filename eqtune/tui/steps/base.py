@@ -46,6 +46,15 @@ class StepPane(VerticalScroll):
         b.display = True
         b.focus()
 
+    def on_descendant_focus(self, event: Any) -> None:
+        """Mark the row of the focused field (its label turns reverse video: visible under NO_COLOR)."""
+        for row in self.query(".row"):
+            row.set_class(self.app.focused in row.children, "-current")
+
+    def on_descendant_blur(self, event: Any) -> None:
+        for row in self.query(".row.-current"):
+            row.set_class(self.app.focused in row.children, "-current")
+
     # -- keys ----------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if isinstance(self.app.focused, Input):

@@ -42,6 +42,7 @@ class LinkPane(StepPane):
 
     def on_descendant_focus(self, event: object) -> None:
         """The focused field's help on the status line (at 80 columns the help column is hidden)."""
+        super().on_descendant_focus(event)
         w = self.app.focused
         if isinstance(w, Input) and (w.id or "").startswith("link-"):
             key = (w.id or "")[5:]
