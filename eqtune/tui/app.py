@@ -13,6 +13,7 @@ NO_COLOR). Fits 80x24.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import work
@@ -33,6 +34,7 @@ GLOBAL_KEYS = [("F1 / ?", "this help"), ("Esc", "leave a text field (letter keys
                ("Ctrl+C", "the same as Ctrl+Q"), ("d", "light/dark theme (outside a field)")]
 #: global actions that are bare keys: inactive while a text field has the focus
 _BARE = {"goto", "next_step", "help_bare", "quit_bare", "toggle_dark"}
+PANE_OF = {p.STEP: p for p in PANES}
 
 
 class EqtuneApp(App):
@@ -40,7 +42,7 @@ class EqtuneApp(App):
 
     TITLE = "eqtune"
     SUB_TITLE = "on-site link tuning"
-    CSS_PATH = "app.tcss"
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses elsewhere find it too
     AUTO_FOCUS = "#meta-site"  # the first field has the focus before the first key arrives
     # the screen gets -narrow/-wide and -short/-tall classes: app.tcss lays out 80x24 and 120x40 differently
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
@@ -71,17 +73,14 @@ class EqtuneApp(App):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with TabbedContent(id="steps", initial="session"):
-            for pane in PANES:
+            for i, pane in enumerate(PANES):
                 with TabPane(pane.TITLE, id=pane.STEP):
-                    yield pane(id=f"pane-{pane.STEP}")
+                    if i == 0:  # the other steps mount when first opened (ensure_pane): a quick first screen
+                        yield pane(id=f"pane-{pane.STEP}")
         yield Static("", id="status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        if self._start_with_emulators:
-            from textual.widgets import Input as _Input
-
-            self.query_one("#module-res", _Input).value = self.ctl.module_resource
         self.set_status(self.hint())
         self.call_after_refresh(self.pane().first_focus)
 
@@ -90,7 +89,8 @@ class EqtuneApp(App):
         from textual.app import SystemCommand
 
         for pane in PANES:
-            yield SystemCommand(f"Go to step {pane.TITLE}", pane.ABOUT, lambda s=pane.STEP: self.goto(s))
+            yield SystemCommand(f"Go to step {pane.TITLE}", pane.ABOUT,
+                                lambda s=pane.STEP: self.call_later(self.goto, s))
         yield SystemCommand("Help: keys of this step", "the help overlay (F1)", self.action_help)
         yield SystemCommand("Quit eqtune", "asks first; says what happens to the module's codes",
                             self.action_quit_safely)
@@ -102,10 +102,21 @@ class EqtuneApp(App):
         return self.query_one("#steps", TabbedContent).active or "session"
 
     def pane(self, step: str | None = None) -> StepPane:
+        """The pane of ``step`` (default: the current one); it must have been opened (:meth:`ensure_pane`)."""
         return self.query_one(f"#pane-{step or self.step}", StepPane)
 
+    def has_pane(self, step: str) -> bool:
+        return bool(self.query(f"#pane-{step}"))
+
+    async def ensure_pane(self, step: str) -> StepPane:
+        """Mount a step's pane on its first visit (and wait until its widgets exist)."""
+        if not self.has_pane(step):
+            cls = PANE_OF[step]
+            await self.query_one(f"TabPane#{step}", TabPane).mount(cls(id=f"pane-{step}"))
+        return self.pane(step)
+
     def hint(self) -> str:
-        p = self.pane()
+        p = PANE_OF[self.step]
         return f"Step {p.TITLE}: {p.ABOUT}  (F1: keys)"
 
     def set_status(self, text: str, error: bool = False) -> None:
@@ -116,20 +127,23 @@ class EqtuneApp(App):
         if error:
             self.last_error = text
 
-    def goto(self, step: str) -> None:
+    async def goto(self, step: str) -> None:
+        pane = await self.ensure_pane(step)
         self.query_one("#steps", TabbedContent).active = step
-        self.pane(step).first_focus()  # now, not after a refresh: the next typed key lands in the field
+        pane.first_focus()  # now, not after a refresh: the next typed key lands in the field
         self.refresh_bindings()
 
     def refresh_all(self) -> None:
+        """Redraw the opened panes from the controller (the others draw from it when they open)."""
         for pane in self.query(StepPane):
             pane.refresh_view()
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if not self.busy:
             self.set_status(self.hint())
-        if self.focused is None or self.pane() not in self.focused.ancestors:  # a tab clicked with the mouse
-            self.call_after_refresh(self.pane().first_focus)
+        pane = await self.ensure_pane(self.step)  # a tab clicked with the mouse
+        if self.focused is None or pane not in self.focused.ancestors:
+            self.call_after_refresh(pane.first_focus)
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -143,12 +157,12 @@ class EqtuneApp(App):
         if message.error:
             self.notify(message.text, title="problem", severity="error", timeout=8)
 
-    def on_advance(self, message: messages.Advance) -> None:
+    async def on_advance(self, message: messages.Advance) -> None:
         if message.step is not None:
-            self.goto(message.step)
+            await self.goto(message.step)
             return
         i = STEPS.index(self.step)
-        self.goto(STEPS[min(i + 1, len(STEPS) - 1)])
+        await self.goto(STEPS[min(i + 1, len(STEPS) - 1)])
 
     def on_confirm(self, message: messages.Confirm) -> None:
         def answered(yes: bool | None) -> None:
@@ -176,8 +190,8 @@ class EqtuneApp(App):
             self.on_live_event(event)
 
     def on_live_event(self, ev: Any) -> None:
-        tune = self.pane("tune")
-        tune.on_live_event(ev)  # type: ignore[attr-defined]
+        if self.has_pane("tune"):
+            self.pane("tune").on_live_event(ev)  # type: ignore[attr-defined]
         text = ev.text().strip() if hasattr(ev, "text") else ""
         if ev.kind == "paused":
             text = "PAUSED after the measurement in flight: p resumes"
@@ -212,11 +226,11 @@ class EqtuneApp(App):
         self.on_status(messages.Status(msg, error=True))
 
     # -- global actions ------------------------------------------------------------------------
-    def action_goto(self, step: str) -> None:
-        self.goto(step)
+    async def action_goto(self, step: str) -> None:
+        await self.goto(step)
 
-    def action_next_step(self) -> None:
-        self.on_advance(messages.Advance())
+    async def action_next_step(self) -> None:
+        await self.on_advance(messages.Advance())
 
     def action_leave_input(self) -> None:
         """Esc in a field: focus the step's first button, where the letter keys act."""
@@ -230,7 +244,7 @@ class EqtuneApp(App):
             self.set_focus(None)
 
     def action_help(self) -> None:
-        p = self.pane()
+        p = PANE_OF[self.step]
         self.push_screen(HelpScreen(p.TITLE, p.KEYS, GLOBAL_KEYS, p.ABOUT))
 
     def action_help_bare(self) -> None:

@@ -86,7 +86,7 @@ def test_typing_into_every_field_fires_no_hotkey(tmp_path: Path) -> None:
         app = EqtuneApp(str(tmp_path))
         async with app.run_test(size=(80, 24)) as pilot:
             for step, ids in fields.items():
-                app.goto(step)
+                await app.goto(step)
                 await pilot.pause()
                 for wid in ids:
                     field = app.query_one(f"#{wid}")

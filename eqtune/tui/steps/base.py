@@ -32,6 +32,11 @@ class StepPane(VerticalScroll):
     def busy(self) -> str | None:
         return self.app.busy  # type: ignore[attr-defined]
 
+    def on_mount(self) -> None:
+        """A pane opened after a connect or a resume shows the controller's state at once."""
+        if self.ctl.module is not None or self.ctl.tuner is not None:
+            self.call_after_refresh(self.refresh_view)
+
     # -- focus ---------------------------------------------------------------------------------
     def first_focus(self) -> None:
         """Focus the first text field, else the first enabled button, else the first table."""

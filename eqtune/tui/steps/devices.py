@@ -74,6 +74,8 @@ class DevicesPane(StepPane):
         self.query_one("#lane-codes", DataTable).add_columns("lane", "tuning", "codes now (Active Control Set)",
                                                              "Tx adaptive")
         self.query_one("#continue", Button).display = False
+        if getattr(self.app, "_start_with_emulators", False):
+            self.query_one("#module-res", Input).value = self.ctl.module_resource
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

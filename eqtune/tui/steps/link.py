@@ -36,19 +36,21 @@ class LinkPane(StepPane):
                 yield Label(label)
                 yield Input(default, id=f"link-{key}", placeholder=help_)
                 yield Static(help_, classes="field-help")
+        yield Static("", id="field-help-line", classes="hint")
         with Horizontal(classes="buttons"):
             yield Button("Confirm and open the journal", id="confirm", compact=True, variant="primary")
         yield Static("", id="link-info")
 
     def on_descendant_focus(self, event: object) -> None:
-        """The focused field's help on the status line (at 80 columns the help column is hidden)."""
+        """The focused field's help under the form (at 80 columns the help column is hidden)."""
         super().on_descendant_focus(event)
         w = self.app.focused
         if isinstance(w, Input) and (w.id or "").startswith("link-"):
             key = (w.id or "")[5:]
             for k, label, _, help_ in LINK_FIELDS:
                 if k == key:
-                    self.status(f"{label}: {help_}. Enter confirms the whole form")
+                    self.query_one("#field-help-line", Static).update(
+                        f"{label}: {help_}. Enter confirms the whole form")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
