@@ -44,9 +44,9 @@ async def key_latency() -> tuple[list[float], list[float]]:
     class Timed(EqtuneApp):
         handled_at = 0.0
 
-        def action_goto(self, step: str) -> None:
+        async def action_goto(self, step: str) -> None:
             Timed.handled_at = time.perf_counter()
-            super().action_goto(step)
+            await super().action_goto(step)
 
     async def one_key(app, pilot, key: str) -> float:
         Timed.handled_at = 0.0
