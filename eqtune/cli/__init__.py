@@ -2,7 +2,8 @@
 
 Sub-commands live in their own modules and are imported only when invoked, so that
 ``eqtune --help`` does not import numpy, scikit-rf or textual. Every ``EqtuneError`` becomes
-one line on stderr and exit code 2; Ctrl-C exits with 130.
+one line on stderr (with ``--json``: a JSON error object on stdout) and exit code 2; Ctrl-C exits
+with 130.
 """
 
 from __future__ import annotations
@@ -60,8 +61,11 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except EqtuneError as exc:
-            click.echo(f"eqtune: error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            from eqtune.cli._common import report_error
+
+            # the sub-command's own arguments: --json there asks for a JSON error object on stdout
+            args = [*getattr(ctx, "_protected_args", []), *ctx.args] or sys.argv[1:]
+            ctx.exit(report_error(exc, [str(a) for a in args]))
         except KeyboardInterrupt:
             click.echo("eqtune: interrupted", err=True)
             ctx.exit(130)

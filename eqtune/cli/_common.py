@@ -14,3 +14,17 @@ def echo_json(obj: Any) -> None:
     """Print one strict-JSON object on stdout (numpy values converted, NaN/inf -> null)."""
     text = json.dumps(obj, default=jsonable)  # NaN survives this step as the token NaN ...
     click.echo(json.dumps(clean(json.loads(text)), indent=2, allow_nan=False))  # ... and becomes null here
+
+
+def report_error(exc: Exception, args: list[str] | None = None) -> int:
+    """Report an ``EqtuneError`` the way the user asked for output; returns the exit code (2).
+
+    With ``--json`` among the command's arguments the error is one JSON object on stdout,
+    ``{"error": {"type", "message", "exit_code"}}``, and nothing goes to stderr (a script reading
+    stdout gets valid JSON either way); otherwise one line ``eqtune: error: ...`` on stderr."""
+    code = int(getattr(exc, "exit_code", 2))
+    if "--json" in (args or []):
+        echo_json({"error": {"type": type(exc).__name__, "message": str(exc), "exit_code": code}})
+    else:
+        click.echo(f"eqtune: error: {exc}", err=True)
+    return code

@@ -55,7 +55,8 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--rx-post", type=int, default=None, metavar="CODE", help="Module Rx output post-cursor code.")
 @click.option("--rx-amp", type=int, default=None, metavar="CODE", help="Module Rx output amplitude code.")
 @click.option("--tx-eq", type=int, default=None, metavar="CODE", help="Module Tx input EQ code (dB peaking).")
-@click.option("--ber", type=float, default=1e-6, show_default=True, help="Target BER (1e-3..1e-15).")
+@click.option("--ber", "--ber-target", "ber", type=float, default=1e-6, show_default=True,
+              help="Target BER (1e-3..1e-15); --ber-target is the same option, as in `eqtune measure`.")
 @click.option("--samples-per-ui", type=int, default=32, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--plot", "plot", default=None, metavar="FILE.png", help="Stat eye, bathtubs and pulse response.")

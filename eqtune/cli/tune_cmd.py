@@ -100,8 +100,8 @@ def _load_json(path: str, option: str) -> Any:
               help="[live] Dwell time of the final verify measurements (s; default: as --dwell).")
 @click.option("--metric", type=click.Choice(["ber", "q_db", "eye_height"]), default=None,
               help="[live] Measured margin: ber, q_db or eye_height (default: ber).")
-@click.option("--target-ber", type=float, default=None, metavar="BER",
-              help="[live] BER target; sets the dwell when --dwell is not given.")
+@click.option("--target-ber", "--ber-target", "target_ber", type=float, default=None, metavar="BER",
+              help="[live] BER target; sets the dwell when --dwell is not given (--ber-target: the same).")
 @click.option("--settle", type=float, default=None, metavar="S",
               help="[live] Wait after writing codes before measuring (s; default 0).")
 def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,

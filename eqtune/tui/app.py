@@ -192,7 +192,9 @@ class EqtuneApp(App):
     def on_live_event(self, ev: Any) -> None:
         if self.has_pane("tune"):
             self.pane("tune").on_live_event(ev)  # type: ignore[attr-defined]
-        text = ev.text().strip() if hasattr(ev, "text") else ""
+        from eqtune.tui.format import event_text
+
+        text = event_text(ev).strip()
         if ev.kind == "paused":
             text = "PAUSED after the measurement in flight: p resumes"
         if text:

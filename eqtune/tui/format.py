@@ -109,3 +109,23 @@ def eta_s(done: int, total: int, elapsed_s: float) -> float | None:
     if done <= 0 or total <= done:
         return None if done <= 0 else 0.0
     return elapsed_s / done * (total - done)
+
+
+def event_text(ev: Any, *, emulated_clock: bool = False) -> str:
+    """A live-session event as one progress line (``LiveEvent.text()``, with two corrections).
+
+    An instrument's identity is its ``*IDN?`` answer and driver definition (not a module's vendor/PN/SN
+    fields, which are blank for it). With ``emulated_clock`` the dwell of a measurement group is
+    labelled as the emulator's virtual time, so it is not read as real time."""
+    import re
+
+    d = getattr(ev, "data", {}) or {}
+    if getattr(ev, "kind", "") == "device" and d.get("role") == "instrument":
+        i = d.get("identity") or {}
+        idn = str(i.get("idn") or "").strip() or "no *IDN? answer"
+        defn = f" (definition {i['definition']})" if i.get("definition") else ""
+        return f"  instrument {d.get('resource')}: {idn}{defn}"
+    text = ev.text() if hasattr(ev, "text") else ""
+    if emulated_clock:
+        text = re.sub(r"\(([\d.]+) s per group\)", r"(\1 s per group of emulated time, not wall time)", text)
+    return text
