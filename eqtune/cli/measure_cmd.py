@@ -113,7 +113,7 @@ def measure(module_res: str, instruments: tuple[str, ...], definitions: tuple[st
 
     up_txt = "n/a" if b["ber_upper95"] is None else f"{b['ber_upper95']:.2e}"
     # 0 errors: "< bound (0 errors in N bits)"; else "estimate (E errors in N bits)"
-    click.echo(f"BER {fmt_ber(b)}  95 % upper bound {up_txt}  dwell {b['dwell_s']:.3g} s")
+    click.echo(f"BER {fmt_ber(b)}  95% upper bound {up_txt}  dwell {b['dwell_s']:.3g} s")
     verdict = "meets" if report["meets_target"] else "does NOT demonstrate"
     click.echo(f"{verdict} BER < {ber_target:g} at 95 % confidence"
                + ("" if b["bits"] >= bits_needed else f" (only {b['bits']:.3g} of {bits_needed:.3g} bits counted)"))
