@@ -58,14 +58,15 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):  # noqa: D401 - click API
         from eqtune.errors import EqtuneError
 
+        # the sub-command's own arguments (click clears them while invoking): --json there asks for a JSON
+        # error object on stdout
+        args = [str(a) for a in (*getattr(ctx, "_protected_args", ()), *ctx.args)]
         try:
             return super().invoke(ctx)
         except EqtuneError as exc:
             from eqtune.cli._common import report_error
 
-            # the sub-command's own arguments: --json there asks for a JSON error object on stdout
-            args = [*getattr(ctx, "_protected_args", []), *ctx.args] or sys.argv[1:]
-            ctx.exit(report_error(exc, [str(a) for a in args]))
+            ctx.exit(report_error(exc, args))
         except KeyboardInterrupt:
             click.echo("eqtune: interrupted", err=True)
             ctx.exit(130)
