@@ -330,7 +330,9 @@ def _plot(path: str, src, result, channel: str) -> None:
         eng = src.engine_for(result.tuned.point)
         res = src.evaluate(result.tuned.point)
         draw_density(ax[1], eng.density(res.eq), eng.contour(res.eq), ms=2)
-        ax[1].set(title=f"tuned eye: EH {res.eye_height_min_mv:.1f} mV, COM {res.com_db:.2f} dB")
+        from eqtune.eye.plot import fmt_eye_height
+
+        ax[1].set(title=f"tuned eye: EH {fmt_eye_height(res.eye_height_min_mv)}, COM {res.com_db:.2f} dB")
     except (AttributeError, KeyError, TypeError) as exc:  # an engine without density/contour
         ax[1].text(0.5, 0.5, f"eye not available: {exc}", ha="center", transform=ax[1].transAxes)
     fig.suptitle(f"{channel}: {result.baseline.margin:.2f} -> {result.tuned.margin:.2f} {result.units}")

@@ -222,6 +222,7 @@ def test_whole_wizard_with_eight_lanes(tmp_path: Path) -> None:
             await pilot.press("enter")
             await _settle(app, pilot)
             assert app.ctl.report_path is not None and sid in app.ctl.report_path.read_text()
+            assert "<td>push</td>" in app.ctl.report_path.read_text()  # the report includes the push
             types = [r["type"] for r in _records(tmp_path, sid)]
             for expected in ("baseline", "measure", "verify", "decision", "profile", "push", "report"):
                 assert expected in types, expected
