@@ -68,6 +68,7 @@ class EqtuneApp(App):
         self.busy: str | None = None  # name of the running worker step
         self.last_error: str = ""
         self.status_text: str = ""
+        self._keep_status = False
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -127,8 +128,11 @@ class EqtuneApp(App):
         if error:
             self.last_error = text
 
-    async def goto(self, step: str) -> None:
+    async def goto(self, step: str, *, keep_status: bool = False) -> None:
+        """Show ``step`` and focus its first field. ``keep_status``: the status line already says what
+        just happened and what to do next (a pane moved on), so the step's hint does not replace it."""
         pane = await self.ensure_pane(step)
+        self._keep_status = keep_status and step != self.step
         self.query_one("#steps", TabbedContent).active = step
         pane.first_focus()  # now, not after a refresh: the next typed key lands in the field
         self.refresh_bindings()
@@ -139,8 +143,9 @@ class EqtuneApp(App):
             pane.refresh_view()
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if not self.busy:
+        if not self.busy and not self._keep_status:
             self.set_status(self.hint())
+        self._keep_status = False
         pane = await self.ensure_pane(self.step)  # a tab clicked with the mouse
         if self.focused is None or pane not in self.focused.ancestors:
             self.call_after_refresh(pane.first_focus)
@@ -158,11 +163,8 @@ class EqtuneApp(App):
             self.notify(message.text, title="problem", severity="error", timeout=8)
 
     async def on_advance(self, message: messages.Advance) -> None:
-        if message.step is not None:
-            await self.goto(message.step)
-            return
         i = STEPS.index(self.step)
-        await self.goto(STEPS[min(i + 1, len(STEPS) - 1)])
+        await self.goto(message.step or STEPS[min(i + 1, len(STEPS) - 1)], keep_status=message.step is not None)
 
     def on_confirm(self, message: messages.Confirm) -> None:
         def answered(yes: bool | None) -> None:
