@@ -92,3 +92,10 @@ def test_nominal_and_xtalk_on_corners_differ() -> None:
     # 25C is the through channel: crosstalk only where a corner names it
     assert per["25C"]["margin"] > per["xtalk-on"]["margin"]
     assert per["xtalk-on"]["margin"] == pytest.approx(per["25C+xtalk-on"]["margin"], abs=0.5)
+
+
+def test_report_labels_an_emulated_dwell() -> None:
+    from eqtune.session.report import _virtual_clock
+
+    assert _virtual_clock("emu:c2m-10in?seed=1&settle_ms=2&fast=1&adaptive=0")
+    assert not _virtual_clock("emu:c2m-10in?seed=1") and not _virtual_clock("i2c:1@0x50")

@@ -209,7 +209,9 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
              ("Channel model", cfg.channel or "none (pure live tuning)"),
              ("Knobs tuned", ", ".join(plan.get("knobs", [])) or "-"),
              ("Margin metric", unit),
-             ("Dwell per evaluation / baseline and verification", f"{cfg.dwell_s:g} s / {cfg.verify_dwell:g} s"),
+             ("Dwell per evaluation / baseline and verification", f"{cfg.dwell_s:g} s / {cfg.verify_dwell:g} s"
+              + (" (emulated time: the emulator's virtual clock, not wall time)" if _virtual_clock(cfg.module)
+                 else "")),
              ("Budget / seed / optimizer", f"{cfg.budget} evaluations per lane group / {cfg.seed} / {cfg.optimizer}")]
     for k, v in rows:
         if v not in (None, ""):
@@ -266,6 +268,17 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
           f"sha256 {dg}).</p>")
     a("</body></html>\n")
     return "".join(p)
+
+
+def _virtual_clock(resource: str | None) -> bool:
+    """An emulated module on its virtual clock (``emu:...?fast=1``): its dwell is emulated time."""
+    from urllib.parse import parse_qs, urlsplit
+
+    res = str(resource or "")
+    if not res.startswith("emu:"):
+        return False
+    opts = parse_qs(urlsplit(res).query or res.partition("?")[2])
+    return (opts.get("fast") or ["0"])[0].lower() in ("1", "true", "yes", "on")
 
 
 def _codes_lanes(codes: dict[str, Any] | None) -> str:
