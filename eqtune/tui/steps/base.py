@@ -34,6 +34,9 @@ class StepPane(VerticalScroll):
 
     def on_mount(self) -> None:
         """A pane opened after a connect or a resume shows the controller's state at once."""
+        if self.app.is_headless:  # tests and snapshots: a steady cursor (a blinking one makes SVGs differ)
+            for field in self.query(Input):
+                field.cursor_blink = False
         if self.ctl.module is not None or self.ctl.tuner is not None:
             self.call_after_refresh(self.refresh_view)
 
