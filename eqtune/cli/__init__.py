@@ -2,7 +2,8 @@
 
 Sub-commands live in their own modules and are imported only when invoked, so that
 ``eqtune --help`` does not import numpy, scikit-rf or textual. Every ``EqtuneError`` becomes
-one line on stderr and exit code 2; Ctrl-C exits with 130.
+one line on stderr (with ``--json``: a JSON error object on stdout) and exit code 2; Ctrl-C exits
+with 130.
 """
 
 from __future__ import annotations
@@ -58,15 +59,20 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):  # noqa: D401 - click API
         from eqtune.errors import EqtuneError
 
+        # the sub-command's own arguments (click clears them while invoking): --json there asks for a JSON
+        # error object on stdout
+        args = [str(a) for a in (*getattr(ctx, "_protected_args", ()), *ctx.args)]
         try:
             return super().invoke(ctx)
         except EqtuneError as exc:
-            click.echo(f"eqtune: error: {_one_line(str(exc))}", err=True)
-            ctx.exit(exc.exit_code)
+            from eqtune.cli._common import report_error
+
+            ctx.exit(report_error(exc, args))
         except click.UsageError as exc:  # a bad option value: one line too, exit 2 (click's own code)
+            from eqtune.cli._common import report_error
+
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-            click.echo(f"eqtune: error: {_one_line(exc.format_message())}{where}", err=True)
-            ctx.exit(exc.exit_code)
+            ctx.exit(report_error(exc, args, message=exc.format_message() + where))
         except KeyboardInterrupt:
             click.echo("eqtune: interrupted", err=True)
             ctx.exit(130)

@@ -29,3 +29,21 @@ class FiniteFloat(click.FloatRange):
         if rv is not None and not math.isfinite(float(rv)):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return rv
+
+
+def report_error(exc: Exception, args: list[str] | None = None, *, message: str | None = None) -> int:
+    """Report an ``EqtuneError`` the way the user asked for output; returns the exit code (2).
+
+    With ``--json`` among the command's arguments the error is one JSON object on stdout,
+    ``{"error": {"type", "message", "exit_code"}}``, and nothing goes to stderr (a script reading
+    stdout gets valid JSON either way); otherwise one line ``eqtune: error: ...`` on stderr."""
+    from eqtune.textsafe import printable
+
+    code = int(getattr(exc, "exit_code", 2))
+    # one line (a message quoting a file may hold newlines), device/file control characters escaped
+    text = printable(" ".join((str(exc) if message is None else message).split()))
+    if "--json" in (args or []):
+        echo_json({"error": {"type": type(exc).__name__, "message": text, "exit_code": code}})
+    else:
+        click.echo(f"eqtune: error: {text}", err=True)
+    return code

@@ -97,10 +97,24 @@ def scan_cmd(resources: tuple[str, ...], discover: bool, timeout_ms: int, backen
     found: list[str] = []
     notes: list[str] = []
     if discover:
-        try:
-            found = list(list_resources(backend=backend))
-        except InstrumentError as exc:
-            notes.append(str(exc))
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                found = list(list_resources(backend=backend))
+            except InstrumentError as exc:
+                notes.append(str(exc))
+        # pyvisa-py warns (stderr, with its source line) about optional discovery it cannot do, e.g.
+        # HiSLIP discovery without the zeroconf package: one plain note instead
+        for w in caught:
+            if not issubclass(w.category, UserWarning):  # e.g. ResourceWarning: hidden by default, as before
+                continue
+            msg = str(w.message)
+            if "zeroconf" in msg:
+                msg = ("HiSLIP instruments are not discovered without the optional zeroconf package "
+                       "(pip install zeroconf); give them with --resource TCPIP::HOST::hislip0::INSTR")
+            notes.append(msg.split("...")[0].strip())
     order = list(dict.fromkeys([*found, *resources]))
     rows = []
     for res in order:

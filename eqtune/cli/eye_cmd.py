@@ -57,8 +57,8 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--rx-post", type=int, default=None, metavar="CODE", help="Module Rx output post-cursor code.")
 @click.option("--rx-amp", type=int, default=None, metavar="CODE", help="Module Rx output amplitude code.")
 @click.option("--tx-eq", type=int, default=None, metavar="CODE", help="Module Tx input EQ code (dB peaking).")
-@click.option("--ber", type=FiniteFloat(), default=1e-6, show_default=True,  # range: checked by the engine
-              help="Target BER (1e-3..1e-15).")
+@click.option("--ber", "--ber-target", "ber", type=FiniteFloat(), default=1e-6, show_default=True,  # range: engine
+              help="Target BER (1e-3..1e-15); --ber-target is the same option, as in `eqtune measure`.")
 @click.option("--samples-per-ui", type=click.IntRange(4, 1024), default=32, show_default=True)
 @click.option("--sampling", type=click.Choice(("mm", "best")), default=None,
               help="Sampling phase: mm = Mueller-Muller (the COM standard's, 93A.1.6; default of --direction serdes), "
@@ -158,7 +158,7 @@ def _plot(eng, res, path: str, title: str) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from eqtune.eye.plot import draw_density, save_figure
+    from eqtune.eye.plot import draw_density, eye_names, fmt_eye_height, mark_closed, save_figure
 
     dens = eng.density(res.eq)
     con = eng.contour(res.eq)
@@ -167,18 +167,26 @@ def _plot(eng, res, path: str, title: str) -> None:
     fig, ax = plt.subplots(2, 2, figsize=(11, 8))
     draw_density(ax[0, 0], dens, con, sample_phase_ui=res.sample_phase_ui)
     ax[0, 0].set(title=f"statistical eye (contour @ BER {res.ber_target:g})")
-    for v in bt["vertical"]:
-        ax[0, 1].semilogx(np.maximum(v["ber"], 1e-20), np.array(bt["vertical_offset_mv"]) + v["center_mv"])
-    ax[0, 1].axvline(res.ber_target, color="k", ls=":")
+    names = eye_names(len(bt["vertical"]))
+    for name, v in zip(names, bt["vertical"]):
+        ax[0, 1].semilogx(np.maximum(v["ber"], 1e-20), np.array(bt["vertical_offset_mv"]) + v["center_mv"],
+                          label=f"{name} (centre {v['center_mv']:.0f} mV)")
+    ax[0, 1].axvline(res.ber_target, color="k", ls=":", label=f"target BER {res.ber_target:g}")
+    ax[0, 1].legend(fontsize=7, loc="lower left")
     ax[0, 1].set(title="vertical bathtubs", xlabel="probability", ylabel="threshold (mV)", xlim=(1e-20, 1))
     ax[1, 0].semilogy(bt["phase_ui"], np.maximum(bt["horizontal_ser"], 1e-20))
-    ax[1, 0].axhline(res.ber_target, color="k", ls=":")
+    ax[1, 0].axhline(res.ber_target, color="k", ls=":", label=f"target BER {res.ber_target:g}")
+    ax[1, 0].legend(fontsize=7, loc="lower right")
     ax[1, 0].set(title="horizontal bathtub", xlabel="phase (UI)", ylabel="symbol error probability", ylim=(1e-20, 1))
     t_ui = (pr.t_s - pr.t_s[pr.cursor_index]) / (eng.ui_s)
     ax[1, 1].plot(t_ui, pr.pulse_v * 1e3)
     ax[1, 1].plot(t_ui[pr.cursor_index % pr.samples_per_ui::pr.samples_per_ui],
                   pr.pulse_v[pr.cursor_index % pr.samples_per_ui::pr.samples_per_ui] * 1e3, "o", ms=3)
     ax[1, 1].set(title="equalized pulse response", xlabel="UI from cursor", ylabel="mV", xlim=(-eng.n_pre, 30))
-    fig.suptitle(f"{title}: EH {res.eye_height_min_mv:.1f} mV, EW {res.eye_width_ui:.3f} UI, COM {res.com_db:.2f} dB")
+    closed = not res.eye_height_min_mv > 0
+    if closed:
+        mark_closed(ax[0, 0], f"CLOSED at BER {res.ber_target:g}")
+    fig.suptitle(f"{title}: EH {fmt_eye_height(res.eye_height_min_mv)}"
+                 + ("" if closed else f", EW {res.eye_width_ui:.3f} UI") + f", COM {res.com_db:.2f} dB")
     fig.tight_layout()
     save_figure(fig, path, dpi=110)

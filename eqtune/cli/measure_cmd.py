@@ -32,8 +32,10 @@ DEFAULT_RATE_GBPS = 106.25  # 800G-8: 53.125 GBd PAM4 per lane (IEEE 802.3ck / 8
 @click.option("--lane", type=click.IntRange(1, 8), required=True, help="Lane 1..8 (CMIS numbering).")
 @click.option("--dwell", type=FiniteFloat(min=0.0, min_open=True, max=86400.0), default=None,
               help="BER gate time in seconds (default: from --ber-target).")
-@click.option("--ber-target", type=FiniteFloat(min=0.0, max=1.0, min_open=True, max_open=True), default=1e-6,
-              show_default=True, help="BER to demonstrate at 95 % confidence; sets the dwell when --dwell is not given.")
+@click.option("--ber-target", "--ber", "ber_target", type=FiniteFloat(min=0.0, max=1.0, min_open=True, max_open=True),
+              default=1e-6, show_default=True,
+              help="BER to demonstrate at 95 % confidence; sets the dwell when --dwell is not given "
+              "(--ber is the same option, as in `eqtune eye` and `eqtune tune`).")
 @click.option("--bit-rate-gbps", type=FiniteFloat(min=0.0, min_open=True), default=DEFAULT_RATE_GBPS,
               show_default=True, help="Lane line rate, for the dwell from --ber-target.")
 @click.option("--acquire", "acquire_s", type=FiniteFloat(min=0.0, max=3600.0), default=0.5, show_default=True,
@@ -104,12 +106,15 @@ def measure(module_res: str, instruments: tuple[str, ...], definitions: tuple[st
         return
     b = report["ber"]
     src = report["ber_source"]
-    click.echo(f"module {module_res} lane {lane}" + (f"  codes {report['active_eq']}" if report.get("active_eq") else ""))
+    codes = report.get("active_eq") or {}
+    click.echo(f"module {module_res} lane {lane}"
+               + (f"  codes {' '.join(f'{k}={v}' for k, v in sorted(codes.items()))}" if codes else ""))
     click.echo(f"BER source: {src.get('definition', 'module PRBS checker')} ({src['resource']})")
-    ber_txt = "n/a" if b["ber"] is None else f"{b['ber']:.3e}"
-    up_txt = "n/a" if b["ber_upper95"] is None else f"{b['ber_upper95']:.3e}"
-    click.echo(f"bits {b['bits']:.4e}  errors {b['errors']}  BER {ber_txt}  95% upper bound {up_txt}  "
-               f"dwell {b['dwell_s']:g} s")
+    from eqtune.tui.format import fmt_ber
+
+    up_txt = "n/a" if b["ber_upper95"] is None else f"{b['ber_upper95']:.2e}"
+    # 0 errors: "< bound (0 errors in N bits)"; else "estimate (E errors in N bits)"
+    click.echo(f"BER {fmt_ber(b)}  95% upper bound {up_txt}  dwell {b['dwell_s']:.3g} s")
     verdict = "meets" if report["meets_target"] else "does NOT demonstrate"
     click.echo(f"{verdict} BER < {ber_target:g} at 95 % confidence"
                + ("" if b["bits"] >= bits_needed else f" (only {b['bits']:.3g} of {bits_needed:.3g} bits counted)"))

@@ -34,13 +34,25 @@ def list_cmd(sessions: str | None, as_json: bool) -> None:
     if not infos:
         click.echo(f"no sessions in {sessions_dir(sessions)}")
         return
+    rows = []
     for i in infos:
         meta = i.metadata
         where = " / ".join(x for x in (meta.get("customer"), meta.get("site"), meta.get("link")) if x)
-        lanes = ",".join(map(str, i.lanes)) or "all"
-        extra = " (torn last record)" if i.torn else ""
-        click.echo(f"{i.id:<36} {i.status:<12} {i.module or '-':<28} lanes {lanes:<8} "
-                   f"{i.measurements:>4} meas  {where}{extra}" + (f"  {i.error}" if i.error else ""))
+        note = ("torn last record " if i.torn else "") + (i.error or "")
+        rows.append((i.id, i.status, i.module or "-", ",".join(map(str, i.lanes)) or "all", str(i.measurements),
+                     (where + ("  " + note if note else "")).strip()))
+    click.echo(_table(("SESSION", "STATUS", "MODULE", "LANES", "MEAS", "CUSTOMER / SITE / LINK"), rows))
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Left-aligned columns sized to their widest cell (MEAS right-aligned), last column free."""
+    widths = [max(len(str(r[c])) for r in (header, *rows)) for c in range(len(header))]
+    lines = []
+    for r in (header, *rows):
+        cells = [str(v).rjust(widths[c]) if header[c] == "MEAS" else str(v).ljust(widths[c])
+                 for c, v in enumerate(r)]
+        lines.append("  ".join(cells[:-1] + [str(r[-1])]).rstrip())
+    return "\n".join(lines)
 
 
 @session.command(name="show")

@@ -97,6 +97,15 @@ def _progress(total: int, quiet: bool):
 
     if quiet:
         return None, contextlib.nullcontext()
+    from eqtune.cli._progress import PlainProgress, stderr_is_terminal
+
+    if not stderr_is_terminal():  # a pipe or a log: whole lines, never a bar cut at a fixed width
+        plain = PlainProgress("study", total)
+
+        def plain_cb(row, done: int, total_: int) -> None:
+            plain.update(done, f"{row.get('channel', '')}: {row.get('verdict') or row.get('status')}")
+
+        return plain_cb, plain
     from rich.console import Console
     from rich.progress import (
         BarColumn,

@@ -63,7 +63,9 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--objective", default="eye_height", show_default=True,
               help="eye_height (mV), com (dB), eye_width (UI), fec (decades of KP4 codeword error ratio below the 6.2e-11 frame-loss target), or a weighted sum like eye_height:1,com:10.")
 @click.option("--corners", default=None, metavar="C1,C2",
-              help="Tune the worst case over corners: 25C,85C (trace temperature), xtalk-on,xtalk-off, 85C+xtalk-on.")
+              help="Tune the worst case over corners: 25C,85C (trace temperature), xtalk-on,xtalk-off, 85C+xtalk-on. "
+                   "A corner sets what it names: crosstalk only where it says xtalk-on (needs a channel with "
+                   "aggressors, e.g. c2m-10in-xtalk).")
 @click.option("--seed", type=int, default=None, help="Random seed (reproducible runs); drawn and reported if omitted.")
 @click.option("--ber", type=FiniteFloat(min=0.0, max=0.5, min_open=True), default=1e-6, show_default=True, help="Target BER of the eye margins.")
 @click.option("--direction", type=click.Choice(["host_rx", "module_rx", "serdes"]), default=None,
@@ -102,8 +104,9 @@ def _load_json(path: str, option: str) -> Any:
               help="[live] Dwell time of the final verify measurements (s; default: as --dwell).")
 @click.option("--metric", type=click.Choice(["ber", "q_db", "eye_height"]), default=None,
               help="[live] Measured margin: ber, q_db or eye_height (default: ber).")
-@click.option("--target-ber", type=FiniteFloat(min=0.0, max=0.5, min_open=True), default=None, metavar="BER",
-              help="[live] BER target; sets the dwell when --dwell is not given.")
+@click.option("--target-ber", "--ber-target", "target_ber", type=FiniteFloat(min=0.0, max=0.5, min_open=True),
+              default=None, metavar="BER",
+              help="[live] BER target; sets the dwell when --dwell is not given (--ber-target: the same).")
 @click.option("--settle", type=FiniteFloat(min=0.0), default=None, metavar="S",
               help="[live] Wait after writing codes before measuring (s; default 0).")
 def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,
@@ -192,14 +195,24 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
     warm_data = _load_json(warm, "--warm") if warm else None
     units = f" {src.units}" if src.units else ""
 
-    with Progress(TextColumn("[bold]tuning[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), console=console,
-                  transient=False, disable=False) as progress:
-        task = progress.add_task(f"{channel} ({', '.join(src.space.names)})", total=budget, best="-")
+    from eqtune.cli._progress import PlainProgress
+
+    label = f"{channel} ({', '.join(src.space.names)})"
+    if console.is_terminal:
+        bar: Any = Progress(TextColumn("[bold]tuning[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), console=console,
+                            transient=False, disable=False)
+        task = bar.add_task(label, total=budget, best="-")
 
         def on_progress(p) -> None:
-            progress.update(task, completed=p.evaluation, best=f"{p.best_margin:.2f}{units}")
+            bar.update(task, completed=p.evaluation, best=f"{p.best_margin:.2f}{units}")
+    else:  # a pipe or a log: whole lines, never a bar cut at a fixed width
+        bar = PlainProgress(f"tuning {label}", budget)  # on stderr: stdout keeps only the result
 
+        def on_progress(p) -> None:
+            bar.update(p.evaluation, f"best {p.best_margin:.2f}{units}")
+
+    with bar:
         result = tune(src, budget=budget, seed=seed, time_budget_s=time_budget, target_margin=target_margin,
                       patience=patience, start=start_pt, warm=warm_data, callback=on_progress,
                       optimizer=optimizer, optimizer_options=opt_options, remeasure_top_k=remeasure)
@@ -320,7 +333,9 @@ def _plot(path: str, src, result, channel: str) -> None:
         eng = src.engine_for(result.tuned.point)
         res = src.evaluate(result.tuned.point)
         draw_density(ax[1], eng.density(res.eq), eng.contour(res.eq), ms=2)
-        ax[1].set(title=f"tuned eye: EH {res.eye_height_min_mv:.1f} mV, COM {res.com_db:.2f} dB")
+        from eqtune.eye.plot import fmt_eye_height
+
+        ax[1].set(title=f"tuned eye: EH {fmt_eye_height(res.eye_height_min_mv)}, COM {res.com_db:.2f} dB")
     except (AttributeError, KeyError, TypeError) as exc:  # an engine without density/contour
         ax[1].text(0.5, 0.5, f"eye not available: {exc}", ha="center", transform=ax[1].transAxes)
     fig.suptitle(f"{channel}: {result.baseline.margin:.2f} -> {result.tuned.margin:.2f} {result.units}")

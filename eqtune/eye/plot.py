@@ -26,33 +26,104 @@ def contour_arrays(con: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.n
     return phase, lo, hi
 
 
+def centre_columns(phase_ui: Any, img: np.ndarray, centre_ui: float | None = None,
+                   v_mv: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Roll an eye image (rows: voltage, columns: phase) so one UI is shown centred on ``centre_ui``.
+
+    The eye is periodic in phase (one UI), so rolling is exact. Without ``centre_ui`` the centre is the
+    phase where the density around 0 mV (the middle eye of PAM4, the only eye of NRZ) is lowest, i.e.
+    the eye's opening: a picture never cuts the eye at its left edge. Returns (phase relative to the
+    centre in UI, rolled image)."""
+    ph = np.asarray(phase_ui, dtype=float)
+    img = np.asarray(img, dtype=float)
+    if centre_ui is None:
+        v = np.asarray(v_mv if v_mv is not None else np.linspace(-1, 1, img.shape[0]), dtype=float)
+        band = np.abs(v) <= 0.1 * (np.max(np.abs(v)) or 1.0)
+        centre_ui = float(ph[int(np.argmin(img[band].sum(axis=0)))]) if np.any(band) else 0.0
+    c = int(np.argmin(np.abs((ph - centre_ui + 0.5) % 1.0 - 0.5)))
+    shift = len(ph) // 2 - c
+    rel = ((ph - ph[c] + 0.5) % 1.0) - 0.5
+    return np.roll(rel, shift), np.roll(img, shift, axis=1)
+
+
 def draw_density(ax, dens: Mapping[str, Any], con: Mapping[str, Any] | None = None, *, ms: float = 3.0,
-                 sample_phase_ui: float | None = None, floor_decades: float = 10.0) -> None:
-    """Statistical eye image (log10 probability density, ``floor_decades`` shown) with the contour at the
-    target BER as cyan dots and the sampling phase as a dashed line."""
+                 sample_phase_ui: float | None = None, floor_decades: float = 10.0,
+                 colorbar: bool = True) -> None:
+    """Statistical eye image (log10 probability density, ``floor_decades`` shown, with a colorbar) centred
+    on the sampling phase, with the contour at the target BER as a solid cyan line on a dark outline
+    (readable on every shade), the sampling phase as a dashed line, and a CLOSED mark when the contour
+    has no opening."""
+    from matplotlib import patheffects
+
     ph = np.asarray(dens["phase_ui"], dtype=float)
-    img = np.log10(np.maximum(np.asarray(dens["pdf"], dtype=float).T, 1e-12))
-    ax.imshow(img, origin="lower", aspect="auto", cmap="inferno", vmin=img.max() - floor_decades,
-              extent=(ph[0], ph[-1], dens["v_mv"][0], dens["v_mv"][-1]))
+    img = np.log10(np.maximum(np.asarray(dens["pdf"], dtype=float).T, 1e-300))
+    centre = sample_phase_ui if sample_phase_ui is not None else (con or {}).get("sample_phase_ui")
+    rel, img = centre_columns(ph, img, centre, dens.get("v_mv"))
+    top = float(img.max())
+    im = ax.imshow(np.maximum(img, top - floor_decades), origin="lower", aspect="auto", cmap="inferno",
+                   vmin=top - floor_decades, vmax=top,
+                   extent=(rel[0], rel[-1], dens["v_mv"][0], dens["v_mv"][-1]))
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, label="log10 probability density", pad=0.02)
+    outline = [patheffects.Stroke(linewidth=3.2, foreground="black"), patheffects.Normal()]
+    is_open = False
     if con is not None:
         phase, lo, hi = contour_arrays(con)
+        prel = ((phase - (centre or 0.0) + 0.5) % 1.0) - 0.5
+        order = np.argsort(prel)
+        label = f"contour at BER {con.get('ber_target', ''):g}" if con.get("ber_target") else "contour"
         for e in range(lo.shape[1]):
-            ok = hi[:, e] > lo[:, e]
-            ax.plot(phase[ok], lo[ok, e], "c.", ms=ms)
-            ax.plot(phase[ok], hi[ok, e], "c.", ms=ms)
-    if sample_phase_ui is not None:
-        ax.axvline(sample_phase_ui, color="w", lw=0.8, ls="--")
-    ax.set(xlabel="phase (UI)", ylabel="mV")
+            ok = (hi[:, e] > lo[:, e])[order]
+            is_open |= bool(ok.any())
+            for edge in (lo[:, e][order], hi[:, e][order]):
+                (line,) = ax.plot(prel[order], np.where(ok, edge, np.nan), "-", color="cyan", lw=1.6,
+                                  label=label)
+                line.set_path_effects(outline)
+                label = "_nolegend_"
+        if is_open:
+            ax.legend(loc="upper right", fontsize=7, framealpha=0.8)
+        else:
+            mark_closed(ax, f"CLOSED at BER {con.get('ber_target', 0):g}" if con.get("ber_target") else "CLOSED")
+    ax.axvline(0.0, color="w", lw=0.8, ls="--")
+    ax.set(xlabel="phase from the sampling instant (UI)", ylabel="mV")
 
 
-def draw_contour(ax, con: Mapping[str, Any]) -> None:
-    """Eye openings at the target BER as filled areas (light pictures for reports)."""
+def mark_closed(ax, text: str = "CLOSED") -> None:
+    """A large red CLOSED label across an axes whose eye has no opening (not a negative height)."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=16, fontweight="bold",
+            color="#d00000", bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "#d00000"})
+
+
+def fmt_eye_height(eh_mv: float) -> str:
+    """``12.3 mV``, or ``CLOSED`` for a closed eye (a negative height is not a height an FAE can use)."""
+    return "CLOSED" if not eh_mv > 0 else f"{eh_mv:.1f} mV"
+
+
+EYE_NAMES = {1: ("eye",), 3: ("lower eye", "middle eye", "upper eye")}
+
+
+def eye_names(n: int) -> tuple[str, ...]:
+    """Names of the ``n`` eyes bottom-up: PAM4 has lower, middle and upper eyes."""
+    return EYE_NAMES.get(n, tuple(f"eye {i + 1}" for i in range(n)))
+
+
+def draw_contour(ax, con: Mapping[str, Any], *, xlim: tuple[float, float] | None = (-0.5, 0.5)) -> None:
+    """Eye openings at the target BER as filled areas (light pictures for reports), on a common phase
+    axis (``xlim``, UI from the sampling instant) so panels side by side compare; CLOSED when none."""
     phase, lo, hi = contour_arrays(con)
+    centre = float(con.get("sample_phase_ui", 0.0) or 0.0)
+    rel = ((phase - centre + 0.5) % 1.0) - 0.5
+    order = np.argsort(rel)
+    rel, lo, hi = rel[order], lo[order], hi[order]
+    any_open = False
     for j in range(lo.shape[1]):
         ok = hi[:, j] > lo[:, j]
-        ax.fill_between(phase, np.where(ok, lo[:, j], np.nan), np.where(ok, hi[:, j], np.nan),
+        any_open |= bool(ok.any())
+        ax.fill_between(rel, np.where(ok, lo[:, j], np.nan), np.where(ok, hi[:, j], np.nan),
                         color="#0969da", alpha=0.4, lw=0)
-    ax.set_xlim(phase.min(), phase.max())
+    if not any_open:
+        mark_closed(ax)
+    ax.set_xlim(*(xlim or (rel.min(), rel.max())))
     ax.grid(alpha=0.3)
 
 

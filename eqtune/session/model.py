@@ -86,8 +86,10 @@ def model_optimum(channel: str, knobs: Iterable[str], *, ber: float = 1e-6,
     return out
 
 
-def model_eye_lines(view: Any, *, width: int = 56, height: int = 9) -> list[str]:
-    """The model eye of a session's first lane as text: a caption line, then :func:`text_eye` rows, for
+def model_eye_lines(view: Any, *, width: int = 56, height: int = 9,
+                    lane: int | None = None) -> list[str]:
+    """The model eye of a session's ``lane`` (default: its first lane) as text: a caption line, then
+    :func:`text_eye` rows, for
     the codes the lane holds after the decision (else the recommendation, else the original codes; Tx
     input adaptive EQ back on is modelled as its best code). [] when the session names no channel or the
     model closes the eye there: the picture is an illustration and never fails its caller."""
@@ -98,7 +100,7 @@ def model_eye_lines(view: Any, *, width: int = 56, height: int = 9) -> list[str]
         setup = model_eye_setup(view.config.channel, (view.plan() or {}).get("knobs"))
         if setup is None or not lanes:
             return []
-        ln = sorted(lanes)[0]
+        ln = lane if lane in lanes else sorted(lanes)[0]
         r = lanes[ln]
         codes = r.final or r.recommended or r.original
         eng, _, use, direction = setup

@@ -148,7 +148,7 @@ def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str
         adaptive_after = bool(r.tx_adaptive) and after == r.final
         if eng.evaluate(model_point(setup, after, tx_adaptive=adaptive_after)).eye_height_min_mv <= 0:
             return None  # the nominal channel model closes where the measured lane is open: no picture
-        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.2), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.2), sharex=True, sharey=True)  # same axes: comparable
         for ax, (title, codes, adapt) in zip(axes, (("original", r.original, adaptive_before),
                                                     ("tuned", after, adaptive_after))):
             pt = model_point(setup, codes, tx_adaptive=adapt)
@@ -156,12 +156,15 @@ def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str
             if res.eye_height_min_mv > 0:
                 draw_contour(ax, eng.contour(pt))
             else:
-                ax.text(0.5, 0.5, f"eye closed at BER {res.ber_target:g}", ha="center", va="center",
-                        transform=ax.transAxes, color="#b00020")
+                from eqtune.eye.plot import mark_closed
+
+                mark_closed(ax, f"CLOSED at BER {res.ber_target:g}")
+                ax.set_xlim(-0.5, 0.5)
             ax.set_title(f"lane {ln} {title} ({_codes({k: int(v) for k, v in pt.items() if k in use})}"
                          f"{', adaptive' if adapt else ''}): "
-                         f"EH {res.eye_height_min_mv:.1f} mV", fontsize=8)
-            ax.set_xlabel("UI")
+                         f"EH {'CLOSED' if not res.eye_height_min_mv > 0 else f'{res.eye_height_min_mv:.1f} mV'}",
+                         fontsize=8)
+            ax.set_xlabel("UI from the sampling instant")
         axes[0].set_ylabel("mV")
         return (f"Model eye at the target BER ({direction}, channel {view.config.channel})", _png(fig))
     except Exception:  # the eye is an illustration; the report never fails for it
@@ -206,7 +209,9 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
              ("Channel model", cfg.channel or "none (pure live tuning)"),
              ("Knobs tuned", ", ".join(plan.get("knobs", [])) or "-"),
              ("Margin metric", unit),
-             ("Dwell per evaluation / baseline and verification", f"{cfg.dwell_s:g} s / {cfg.verify_dwell:g} s"),
+             ("Dwell per evaluation / baseline and verification", f"{cfg.dwell_s:g} s / {cfg.verify_dwell:g} s"
+              + (" (emulated time: the emulator's virtual clock, not wall time)" if _virtual_clock(cfg.module)
+                 else "")),
              ("Budget / seed / optimizer", f"{cfg.budget} evaluations per lane group / {cfg.seed} / {cfg.optimizer}")]
     for k, v in rows:
         if v not in (None, ""):
@@ -236,7 +241,7 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
     a("<h2>Decisions and events</h2><table><tr><th>Time (UTC)</th><th>Event</th><th>Details</th></tr>")
     for rec in view.records:
         t = rec.get("type")
-        if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile"):
+        if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile", "push"):
             continue
         when = _dt.datetime.fromtimestamp(float(rec.get("t", 0)), _dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
         if t == "decision":
@@ -249,6 +254,9 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
             det = f"status {rec.get('status')}" + (f" - {rec['message']}" if rec.get("message") else "")
         elif t == "profile":
             det = f"{rec.get('path')} (sha256 {str(rec.get('digest', ''))[:16]}...)"
+        elif t == "push":  # the profile written to modules, each read back (eqtune.session.push)
+            det = "; ".join(f"{r.get('resource')}: {r.get('status')}" + (f" - {r['message']}" if r.get("message") else "")
+                            for r in rec.get("results") or []) or "no module"
         else:
             det = ", ".join(f"{k}={v}" for k, v in rec.items() if k not in ("v", "seq", "t", "type"))
         a(f"<tr><td>{_e(when)}</td><td>{_e(t)}</td><td>{_e(det)}</td></tr>")
@@ -260,6 +268,17 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
           f"sha256 {dg}).</p>")
     a("</body></html>\n")
     return "".join(p)
+
+
+def _virtual_clock(resource: str | None) -> bool:
+    """An emulated module on its virtual clock (``emu:...?fast=1``): its dwell is emulated time."""
+    from urllib.parse import parse_qs, urlsplit
+
+    res = str(resource or "")
+    if not res.startswith("emu:"):
+        return False
+    opts = parse_qs(urlsplit(res).query or res.partition("?")[2])
+    return (opts.get("fast") or ["0"])[0].lower() in ("1", "true", "yes", "on")
 
 
 def _codes_lanes(codes: dict[str, Any] | None) -> str:

@@ -99,12 +99,16 @@ def _detail_plot(detail: Mapping[str, Any], title: str) -> str | None:
         ax = axes.pop(0)
         img = np.asarray(eye["density"], float)  # rows: voltage, columns: phase
         img = img / np.maximum(img.max(axis=0, keepdims=True), 1e-300)  # per-phase normalised
-        t = eye.get("t_ui", [0, 1])
+        from eqtune.eye.plot import centre_columns
+
         v = eye.get("v_mv", [-1, 1])
+        # one UI centred on the eye's opening: never cut at the left edge (the eye is periodic in phase)
+        t, img = centre_columns(eye.get("t_ui", np.linspace(-0.5, 0.5, img.shape[1], endpoint=False)), img,
+                                None, v)
         im = ax.imshow(np.log10(np.maximum(img, 1e-16)), origin="lower", aspect="auto", cmap="magma",
                        extent=[t[0], t[-1], v[0], v[-1]], vmin=-12, vmax=0)
         fig.colorbar(im, ax=ax, label="log10 rel. probability", pad=0.02)
-        ax.set_xlabel("sampling phase (UI)")
+        ax.set_xlabel("phase from the eye centre (UI)")
         ax.set_ylabel("voltage (mV)")
         ax.set_title("statistical eye")
     if tub is not None:

@@ -85,6 +85,9 @@ class SessionController:
         self.module: Any = None
         self.identity: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
+        self.module_codes: dict[int, dict[str, int]] = {}  # every lane's Active Control Set (page 11h) at connect
+        self.tx_adaptive: dict[int, bool] = {}  # Tx input adaptive EQ per lane at connect
+        self._eye_cache: dict[Any, list[str]] = {}
         self.tuner: Any = None
         self.session_id: str | None = None
         self.baseline_result: dict[int, dict[str, Any]] = {}
@@ -158,8 +161,17 @@ class SessionController:
         return self.identity
 
     def _read_identity(self) -> None:
+        """Identity (page 00h), capabilities (01h) and every lane's active codes (11h) for the Devices screen."""
         self.identity = self.module.identity().to_dict()
         self.capabilities = self.module.capabilities().to_dict()
+        try:
+            self.module_codes = dict(self.module.active_eq_all())
+        except AttributeError:  # a module object without the all-lanes read
+            self.module_codes = {ln: self.module.active_eq(ln) for ln in self.lanes}
+        try:
+            self.tx_adaptive = dict(self.module.tx_adaptive_enabled()) if self.capabilities.get("tx_adaptive") else {}
+        except AttributeError:
+            self.tx_adaptive = {}
 
     def active_codes(self) -> dict[int, dict[str, int]]:
         if self.module is None:
@@ -209,8 +221,15 @@ class SessionController:
         self.baseline_result = self._need_tuner().baseline() or {}
         return self.baseline_result
 
+    def readings(self, type_: str) -> dict[int, dict[str, Any]]:
+        """Per-lane ``baseline`` / ``verify`` readings of the session (codes, counts, margin); {} without one."""
+        return self.tuner.view.readings(type_) if self.tuner is not None else {}
+
     def tune(self) -> dict[int, dict[str, int]]:
         t = self._need_tuner()
+        if t.phase in ("aborted", "failed"):
+            raise SessionError(f"session {self.session_id} was {t.phase} and its original codes restored: "
+                               "confirm the link on step 3 to start a new session")
         if not self.baseline_result and not t.view.readings("baseline"):
             self.baseline()
         self.recommended = t.tune() or {}
@@ -221,8 +240,30 @@ class SessionController:
         self.verify_result = t.verify() or {}
         if t.phase not in ("aborted", "failed"):
             self.decisions = t.decide() or {}
+        self._eye_cache.clear()
         self.model_eye = self.model_eye_text()
+        for ln in self.lanes:  # computed here, in the worker thread, so the Verify screen only draws
+            self.model_eye_for(ln)
         return self.verify_result
+
+    def model_eye_for(self, lane: int, *, width: int = 56, height: int = 9) -> list[str]:
+        """The model eye of ``lane``'s held codes (caption first; [] without a channel); cached per codes."""
+        from eqtune.session.model import model_eye_lines
+
+        if self.tuner is None:
+            return []
+        r = self.lane_results().get(lane)
+        key = (repr(sorted(((r.final or r.recommended or r.original) if r else {}).items())),
+               bool(r and r.tx_adaptive), width, height)
+        if key not in self._eye_cache:
+            lines = model_eye_lines(self.tuner.view, width=width, height=height, lane=lane)
+            self._eye_cache[key] = lines
+        lines = self._eye_cache[key]
+        if lines:  # the cache is per codes: the caption names this lane
+            import re
+
+            lines = [re.sub(r"^model eye, lane \d+", f"model eye, lane {lane}", lines[0])] + lines[1:]
+        return lines
 
     def model_eye_text(self, *, width: int = 56, height: int = 9) -> list[str]:
         """The model eye of the first lane's kept codes as text lines, caption first ([] without one)."""

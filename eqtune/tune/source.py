@@ -211,7 +211,14 @@ def _alias_members(names: Sequence[str] | str | None) -> set[str]:
 
 @dataclass(frozen=True)
 class Corner:
-    """One operating corner: a trace temperature (deg C) and/or crosstalk on/off."""
+    """One operating corner: a trace temperature (deg C) and/or crosstalk on/off.
+
+    A corner sets exactly the conditions it names, from the through channel: crosstalk is on only in a
+    corner that names ``xtalk-on`` (``aggressors=None`` loads without aggressors), and the temperature is
+    the channel's reference one unless named. So on a channel with aggressors ``25C`` (through channel at
+    25 C) and ``xtalk-on`` (reference temperature with crosstalk) are different corners, and
+    ``85C+xtalk-on`` is the hot corner with crosstalk. Without ``--corners`` the channel is taken as its
+    library entry defines it (with its aggressors)."""
 
     name: str
     temperature_c: float | None = None
@@ -222,7 +229,8 @@ _TEMP = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(?:C|degC)\s*$", re.IGNORECASE)
 
 
 def parse_corners(corners: Sequence[str] | str | None) -> list[Corner]:
-    """``"25C,85C"`` / ``["25C", "xtalk-off"]`` / combined ``"85C+xtalk-on"`` -> corners.
+    """``"25C,85C"`` / ``["25C", "xtalk-off"]`` / combined ``"85C+xtalk-on"`` -> corners (see :class:`Corner`:
+    crosstalk only in the corners that name ``xtalk-on``).
 
     Unknown corners raise ``TuneError`` naming ``--corners``.
     """
@@ -356,8 +364,7 @@ class SimulationSource:
         if corner is not None:
             if corner.temperature_c is not None:
                 kw["temperature_c"] = corner.temperature_c
-            if corner.aggressors is not None:
-                kw["aggressors"] = corner.aggressors
+            kw["aggressors"] = bool(corner.aggressors)  # crosstalk only where the corner names it (Corner)
         try:
             ch = load_channel(channel, **kw)
         except EqtuneError as exc:

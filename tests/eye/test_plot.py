@@ -105,17 +105,56 @@ def test_draw_density_extent_and_marker():
     from eqtune.eye.plot import draw_contour, draw_density
 
     dens, con = synthetic()
+    con = dict(con, ber_target=1e-6)  # as EyeEngine.contour gives it
     fig, ax = plt.subplots(1, 2)
     try:
         draw_density(ax[0], dens, con, sample_phase_ui=0.1)
         img = ax[0].get_images()[0]
-        assert img.get_extent() == [dens["phase_ui"][0], dens["phase_ui"][-1], -50.0, 50.0]
-        assert any(abs(line.get_xdata()[0] - 0.1) < 1e-12 for line in ax[0].lines if len(line.get_xdata()) == 2)
+        left, right, bottom, top = img.get_extent()  # one UI centred on the sampling instant (issue 19)
+        assert -0.5 - 1e-9 <= left < -0.4 and 0.4 < right <= 0.5 + 1e-9 and (bottom, top) == (-50.0, 50.0)
+        assert any(abs(line.get_xdata()[0]) < 1e-12 for line in ax[0].lines if len(line.get_xdata()) == 2)
+        assert len(fig.axes) == 3  # the eye, its colorbar, the contour panel
+        assert "log10" in fig.axes[2].get_ylabel()
+        legend = ax[0].get_legend()
+        assert legend is not None and legend.get_texts()[0].get_text() == "contour at BER 1e-06"
         draw_contour(ax[1], con)
-        assert ax[1].get_xlim() == (dens["phase_ui"][0], dens["phase_ui"][-1])
+        assert ax[1].get_xlim() == (-0.5, 0.5)  # a common phase axis for panels side by side
         assert len(ax[1].collections) == 1
     finally:
         plt.close(fig)
+
+
+def test_closed_eye_is_marked_closed_not_a_negative_height():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from eqtune.eye.plot import draw_contour, draw_density, fmt_eye_height
+
+    dens, con = synthetic()
+    shut = dict(con, lower_mv=np.asarray(con["upper_mv"], float) + 5.0, upper_mv=con["upper_mv"])
+    fig, ax = plt.subplots(1, 2)
+    try:
+        draw_density(ax[0], dens, shut)
+        draw_contour(ax[1], shut)
+        for a in ax:
+            assert any(t.get_text().startswith("CLOSED") for t in a.texts)
+    finally:
+        plt.close(fig)
+    assert fmt_eye_height(-293.0) == "CLOSED" and fmt_eye_height(12.34) == "12.3 mV"
+
+
+def test_centre_columns_puts_the_eye_opening_in_the_middle():
+    from eqtune.eye.plot import centre_columns
+
+    ph = (np.arange(64) - 32) / 64
+    v = np.linspace(-50, 50, 41)
+    img = np.ones((41, 64))
+    img[np.abs(v) <= 5, 3] = 1e-9  # the opening sits at the left edge (phase -0.45 UI)
+    rel, out = centre_columns(ph, img, None, v)
+    assert out[20, 32] == 1e-9 and abs(rel[32]) < 1e-12  # now in the middle, at 0 UI
+    assert np.allclose(np.sort(out.ravel()), np.sort(img.ravel()))  # a roll: nothing lost
 
 
 def test_eye_cli_text_picture():

@@ -1,7 +1,9 @@
-"""Snapshot tests of the main screens at 80x24 (pytest-textual-snapshot; SVGs in __snapshots__/).
+"""Snapshot tests of the screens at 80x24 and 120x40, and with NO_COLOR (pytest-textual-snapshot;
+SVGs in __snapshots__/).
 
 Regenerate after an intended change with ``pytest tests/tui --snapshot-update`` and review the SVGs.
-Only screens whose content is deterministic are snapshotted (no session ids or times on them).
+Only screens whose content is deterministic are snapshotted (no session ids or times on them); the
+Devices screen shows the emulated module's fixed identity and codes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,36 @@ pytest.importorskip("pytest_textual_snapshot", reason="pytest-textual-snapshot i
 from eqtune.tui.app import EqtuneApp  # noqa: E402
 
 
-@pytest.mark.parametrize("keys", [(), ("2", "e"), ("3",), ("5",)], ids=["session", "devices", "link", "tune"])
-def test_screen_snapshot(snap_compare, tmp_path, keys) -> None:
-    assert snap_compare(EqtuneApp(str(tmp_path / "sessions")), press=keys, terminal_size=(80, 24))
+async def _connected(pilot) -> None:
+    """Devices step after connecting the emulated module with lanes 1-8 (identity, capabilities, codes)."""
+    await pilot.pause()
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.press("escape", "e", "shift+tab", "shift+tab", *"1-8", "enter")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+SCREENS = {
+    "session": {"press": ()},
+    "devices-connected": {"run_before": _connected},
+    "link": {"press": ("escape", "3")},
+    "tune": {"press": ("escape", "5")},
+    "help": {"press": ("f1",)},
+    "quit-confirm": {"press": ("ctrl+c",)},
+}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_screen_snapshot(snap_compare, tmp_path, screen, size) -> None:
+    app = EqtuneApp(str(tmp_path / "sessions"), emulators=True)
+    assert snap_compare(app, terminal_size=size, **SCREENS[screen])
+
+
+@pytest.mark.parametrize("screen", ["session", "devices-connected", "help"])
+def test_screen_snapshot_no_color(snap_compare, tmp_path, monkeypatch, screen) -> None:
+    """NO_COLOR: the focused field is still marked (reverse video), the text stays readable."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = EqtuneApp(str(tmp_path / "sessions"), emulators=True)
+    assert snap_compare(app, terminal_size=(80, 24), **SCREENS[screen])

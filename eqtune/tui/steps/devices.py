@@ -1,0 +1,128 @@
+"""Step 2: the module (and optional BER instrument); after connecting, the module's identity, its
+advertised capabilities (CMIS page 01h) and the codes every lane holds now (Active Control Set, 11h)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Button, DataTable, Input, Label
+
+from eqtune.tui.format import fmt_codes, parse_lanes
+from eqtune.tui.steps.base import StepPane
+
+IDENTITY_FIELDS = (("vendor", "Vendor"), ("pn", "Part number"), ("sn", "Serial"), ("rev", "Revision"),
+                   ("firmware", "Firmware"), ("cmis_rev", "CMIS"), ("date_code", "Date code"),
+                   ("module_state", "State"), ("form_factor", "Form factor"))
+
+
+def capability_rows(caps: dict[str, Any]) -> list[tuple[str, str]]:
+    """The page 01h advertisement as (what, value) rows an FAE reads (ranges in codes and dB)."""
+    rows: list[tuple[str, str]] = []
+    if caps.get("lanes"):
+        rows.append(("Lanes", str(caps["lanes"])))
+    # CMIS 5.x Rx output EQ code meaning (staged set page 10h): pre-cursor code k = 0.5*k dB (0..7 = 0..3.5 dB),
+    # post-cursor code k = k dB (0..7 = 0..7 dB); table numbers not re-checked here
+    if caps.get("rx_pre_max") is not None:
+        rows.append(("Rx pre-cursor", f"0..{caps['rx_pre_max']} ({caps['rx_pre_max'] * 0.5:g} dB max)"))
+    if caps.get("rx_post_max") is not None:
+        rows.append(("Rx post-cursor", f"0..{caps['rx_post_max']} ({caps['rx_post_max']:g} dB max)"))
+    if caps.get("rx_amp_codes"):
+        rows.append(("Rx amplitude", ",".join(map(str, caps["rx_amp_codes"]))))
+    if caps.get("tx_eq_max") is not None:
+        rows.append(("Tx input EQ", f"0..{caps['tx_eq_max']}" + (", adaptive" if caps.get("tx_adaptive") else "")))
+    rows.append(("Apply", "immediate" if caps.get("apply_immediate") else "on DP init"
+                 + (" (stepped config only)" if caps.get("stepped_config_only") else "")))
+    rows.append(("BER / VDM", f"{'PRBS checker' if caps.get('diagnostics') else 'no checker'}, "
+                              f"{'VDM' if caps.get('vdm') else 'no VDM'}"))
+    return rows
+
+
+class DevicesPane(StepPane):
+    STEP, TITLE = "devices", "2 Devices"
+    ABOUT = ("Type the module resource and the lanes (1,2 or 1-8 or all), press Enter to connect; read the "
+             "module's identity and current codes, then Continue.")
+    BINDINGS = [Binding("e", "emulators", "Emulators"), Binding("c", "connect", "Connect"),
+                Binding("n", "continue", "Continue")]
+    KEYS = [("Enter", "in a field: connect and read the module's identity and codes"),
+            ("e", "use the emulated module (training, demos)"),
+            ("c", "connect (outside a field)"),
+            ("n / Enter on Continue", "go to step 3 once you have read the identity")]
+
+    def compose(self) -> ComposeResult:
+        for wid, label, value, example in (
+                ("module-res", "Module", "", "e.g. i2c:1@0x50  optoe:/sys/...  net:host:port  emu:c2m-10in"),
+                ("lanes", "Lanes", "1", "e.g. 1  1,2  1-8  all"),
+                ("instrument-res", "Measure with", "", "empty: module's own BER; or TCPIP::host::port::SOCKET")):
+            with Horizontal(classes="row"):
+                yield Label(label)
+                yield Input(value, id=wid, placeholder=example)
+        with Horizontal(classes="buttons"):
+            yield Button("Connect", id="connect", compact=True, variant="primary")
+            yield Button("Use emulators", id="emulators", compact=True)
+            yield Button("Continue to Link >", id="continue", compact=True, classes="continue")
+        with Horizontal(id="device-info"):
+            yield DataTable(id="identity", cursor_type="none", show_header=False)
+            yield DataTable(id="capabilities", cursor_type="none", show_header=False)
+        yield DataTable(id="lane-codes", cursor_type="row")
+
+    def on_mount(self) -> None:
+        self.query_one("#identity", DataTable).add_columns("field", "value")
+        self.query_one("#capabilities", DataTable).add_columns("capability", "value")
+        self.query_one("#lane-codes", DataTable).add_columns("lane", "tuning", "codes now (Active Control Set)",
+                                                             "Tx adaptive")
+        self.query_one("#continue", Button).display = False
+        if getattr(self.app, "_start_with_emulators", False):
+            self.query_one("#module-res", Input).value = self.ctl.module_resource
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_connect()
+
+    def action_emulators(self) -> None:
+        self.ctl.use_emulators()
+        self.query_one("#module-res", Input).value = self.ctl.module_resource
+        self.query_one("#instrument-res", Input).value = ""
+        self.status("emulated module selected (its own PRBS checker measures BER): Enter or c to connect")
+        self.query_one("#connect", Button).focus()
+
+    def action_connect(self) -> None:
+        try:
+            lanes = parse_lanes(self.value("lanes"))
+        except Exception as exc:
+            self.fail(exc)
+            return
+        res, inst = self.value("module-res"), self.value("instrument-res")
+
+        def done(identity: dict[str, Any]) -> None:
+            self.refresh_view()
+            self.status(f"connected {res}: {identity.get('vendor', '')} {identity.get('pn', '')} "
+                        f"SN {identity.get('sn', '')}. Read the codes below, then Enter to continue")
+            self.focus_button("continue")
+
+        self.run("connect", f"connecting to {res or '(no module)'}...",
+                 lambda: self.ctl.connect_module(res, lanes, inst or None), done)
+
+    def refresh_view(self) -> None:
+        c = self.ctl
+        self.query_one("#module-res", Input).value = c.module_resource
+        self.query_one("#lanes", Input).value = ",".join(map(str, c.lanes))
+        self.query_one("#instrument-res", Input).value = c.instrument_resource or ""
+        ident = self.query_one("#identity", DataTable)
+        ident.clear()
+        for key, label in IDENTITY_FIELDS:
+            if c.identity.get(key):
+                ident.add_row(label, str(c.identity[key]))
+        caps = self.query_one("#capabilities", DataTable)
+        caps.clear()
+        for row in capability_rows(c.capabilities):
+            caps.add_row(*row)
+        codes = self.query_one("#lane-codes", DataTable)
+        codes.clear()
+        adaptive = c.tx_adaptive or {}
+        for ln, lane_codes in sorted((c.module_codes or {}).items()):
+            codes.add_row(str(ln), "yes" if ln in c.lanes else "", fmt_codes(lane_codes),
+                          {True: "on", False: "off"}.get(adaptive.get(ln), "-"))
+        self.query_one("#continue", Button).display = c.module is not None

@@ -1,0 +1,136 @@
+"""Step 5: the live tuning loop, with progress, ETA, PAUSED, and the best codes of every lane."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Button, DataTable, ProgressBar, Static
+
+from eqtune.tui.format import eta_s, fmt_codes, fmt_duration, fmt_margin, margin_unit
+from eqtune.tui.steps.base import StepPane
+
+
+class TunePane(StepPane):
+    STEP, TITLE = "tune", "5 Tune"
+    ABOUT = ("Tune the chosen lanes against the module. Pause holds the loop after the measurement in flight; "
+             "abort (asks first) restores the original codes.")
+    BINDINGS = [Binding("t", "tune", "Tune"), Binding("p", "pause", "Pause/resume"),
+                Binding("a", "abort", "Abort"), Binding("n", "continue", "Continue")]
+    KEYS = [("Enter / t", "start tuning"), ("p", "pause / resume (after the measurement in flight)"),
+            ("a", "abort: asks, then restores the original codes"),
+            ("n / Enter on Continue", "go to step 6 (Verify) when tuning is done")]
+    BUSY_OK = ("pause", "abort")
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="buttons"):
+            yield Button("Start tuning", id="tune", compact=True, variant="primary")
+            yield Button("Pause/resume", id="pause", compact=True)
+            yield Button("Abort", id="abort", compact=True, variant="error")
+            yield Button("Continue to Verify >", id="continue", compact=True, classes="continue")
+        yield ProgressBar(total=1, id="progress", show_eta=False)
+        yield Static("not started", id="tune-state")
+        yield DataTable(id="tune-lanes", cursor_type="row")
+        yield DataTable(id="evals", cursor_type="row")
+
+    def on_mount(self) -> None:
+        self.query_one("#continue", Button).display = False
+        self.evaluations = 0
+        self.started = 0.0
+        self.paused = False
+        self.best: dict[int, tuple[float, dict[str, int]]] = {}
+        self.lane_evals: dict[int, int] = {}
+
+    def _columns(self) -> None:
+        unit = margin_unit(self.ctl.link.metric)
+        lanes = self.query_one("#tune-lanes", DataTable)
+        lanes.clear(columns=True)
+        lanes.add_columns("lane", "evals", f"best margin ({unit})", "best codes so far")
+        for ln in self.ctl.lanes:
+            lanes.add_row(str(ln), "0", "-", "-", key=str(ln))
+        evals = self.query_one("#evals", DataTable)
+        evals.clear(columns=True)
+        evals.add_columns("#", "lane", "codes", f"margin ({unit})")
+
+    def action_tune(self) -> None:
+        if self.ctl.phase in ("aborted", "failed"):
+            self.fail(RuntimeError(f"this session was {self.ctl.phase} and its original codes restored: "
+                                   "to tune again, confirm the link on step 3 (opens a new session)"))
+            return
+        self.evaluations, self.started, self.paused, self.best, self.lane_evals = 0, time.monotonic(), False, {}, {}
+        self._columns()
+        self.query_one("#continue", Button).display = False
+        self._state()
+
+        def done(rec: dict[int, dict[str, int]]) -> None:
+            if self.ctl.phase in ("aborted", "failed"):
+                self.query_one("#tune-state", Static).update(
+                    f"{self.ctl.phase.upper()}: original codes restored on the module "
+                    f"(session {self.ctl.session_id} keeps every measurement)")
+                self.status(f"tuning {self.ctl.phase}: original codes restored", error=True)
+                return
+            self.query_one("#tune-state", Static).update(
+                f"DONE in {fmt_duration(time.monotonic() - self.started)}, {self.evaluations} evaluations: "
+                f"the best codes of {len(rec)} lane(s) are in the table; Verify measures them against the baseline")
+            self.status("tuned: read the best codes per lane, then Enter (or n) for Step 6 Verify")
+            self.focus_button("continue")
+
+        self.run("tune", "tuning: the first write and measurement are on their way...", self.ctl.tune, done)
+
+    def action_pause(self) -> None:
+        if self.ctl.paused:
+            self.ctl.unpause()
+        else:
+            self.ctl.pause()
+
+    def action_abort(self) -> None:
+        if self.ctl.tuner is None or self.busy != "tune":
+            self.status("nothing to abort: tuning is not running")
+            return
+        self.confirm("Abort tuning?",
+                     "The measurement in flight finishes, then the module gets its ORIGINAL codes back "
+                     "(read back to check). The journal keeps every measurement.", self._abort)
+
+    def _abort(self) -> None:
+        self.ctl.abort()
+        self.status("aborting: the current measurement finishes, then the original codes are restored")
+
+    # -- live events (UI thread) -----------------------------------------------------------------
+    def on_live_event(self, ev: Any) -> None:
+        d = ev.data
+        if ev.kind in ("paused", "resumed"):
+            self.paused = ev.kind == "paused"
+            self._state()
+        if ev.kind != "evaluation":
+            return
+        self.evaluations += 1
+        metric = self.ctl.link.metric
+        ln, margin = int(d.get("lane", 0)), d.get("margin")
+        self.lane_evals[ln] = self.lane_evals.get(ln, 0) + 1
+        if margin is not None and (ln not in self.best or float(margin) > self.best[ln][0]):
+            self.best[ln] = (float(margin), dict(d.get("codes") or {}))
+        lanes = self.query_one("#tune-lanes", DataTable)
+        if str(ln) in lanes.rows:
+            cols = [c.key for c in lanes.ordered_columns]
+            lanes.update_cell(str(ln), cols[1], str(self.lane_evals[ln]), update_width=True)
+            if ln in self.best:
+                lanes.update_cell(str(ln), cols[2], fmt_margin(self.best[ln][0], metric, unit=False),
+                                  update_width=True)
+                lanes.update_cell(str(ln), cols[3], fmt_codes(self.best[ln][1]), update_width=True)
+        evals = self.query_one("#evals", DataTable)
+        evals.add_row(str(self.evaluations), str(ln), fmt_codes(d.get("codes")), fmt_margin(margin, metric, unit=False))
+        evals.move_cursor(row=evals.row_count - 1)
+        self._state(int(d.get("budget", 1)))
+
+    def _state(self, budget: int | None = None) -> None:
+        total = (budget or self.ctl.link.budget) * max(1, len(self.ctl.lanes))
+        self.query_one("#progress", ProgressBar).update(total=total, progress=self.evaluations)
+        elapsed = time.monotonic() - self.started if self.started else 0.0
+        text = (f"{'PAUSED - press p to resume.  ' if self.paused else ''}"
+                f"evaluation {self.evaluations}/{total} (budget {budget or self.ctl.link.budget} per lane; "
+                f"may stop early)  elapsed {fmt_duration(elapsed)}  "
+                f"ETA {'paused' if self.paused else fmt_duration(eta_s(self.evaluations, total, elapsed))}")
+        self.query_one("#tune-state", Static).update(text)
