@@ -540,6 +540,27 @@ class LiveTuner:
             except Exception:  # a front-end bug must never leave a module half-tuned
                 pass
 
+    def _announce_apply_method(self) -> None:
+        """Tell the FAE, before any write, whether applying codes takes the data path (traffic) down on
+        this module (the Apply method follows SteppedConfigOnly + AutoCommissioning; see
+        eqtune/drivers/cmis_policy.py), and route the driver's own pre-write notice into the events."""
+        method_of = getattr(self.module, "apply_method", None)
+        if method_of is None:  # a module object without the CMIS policy (test fakes)
+            return
+        from eqtune.errors import EqtuneError
+
+        try:
+            method = method_of()
+        except EqtuneError as exc:
+            self._emit("log", text=f"warning: {exc}")
+            return
+        if getattr(self.module, "notify", False) is None:
+            self.module.notify = lambda msg: self._emit("log", text="warning: " + msg)
+        if method.traffic_down:
+            self._emit("log", text=f"warning: this module applies codes with {method.trigger}"
+                                   f"{' after DPDeinit' if method.deinit else ''}: traffic on the tuned lanes' "
+                                   f"data path stops during every write ({method.reason})")
+
     def _phase(self, phase: str, text: str = "") -> None:
         self.phase = phase
         self._emit("phase", phase=phase, text=text)
@@ -641,6 +662,7 @@ class LiveTuner:
                     "the same module, or start a new session")
         self.journal.append("device", role="module", resource=cfg.module, identity=ident, capabilities=_plain(caps))
         self._emit("device", role="module", resource=cfg.module, identity=ident)
+        self._announce_apply_method()
         if cfg.instrument:
             if self.instrument is None:
                 opener = self._instrument_opener

@@ -171,6 +171,15 @@ def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str
         return None
 
 
+def _utc_text(t: object) -> str:
+    """A journal record's Unix time as UTC text; "?" for a missing or impossible time (an edited or
+    foreign journal must not stop the report)."""
+    try:
+        return _dt.datetime.fromtimestamp(float(t), _dt.UTC).strftime("%Y-%m-%d %H:%M:%S")  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "?"
+
+
 def render_report(view: SessionView, *, session_id: str = "", journal_path: Path | None = None) -> str:
     """The HTML text of a session report."""
     head = view.header
@@ -243,7 +252,7 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
         t = rec.get("type")
         if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile", "push"):
             continue
-        when = _dt.datetime.fromtimestamp(float(rec.get("t", 0)), _dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        when = _utc_text(rec.get("t"))
         if t == "decision":
             det = f"lane {rec['lane']}: {rec['action']} {_codes(rec.get('codes'))} - {rec.get('reason', '')}"
         elif t == "restore":

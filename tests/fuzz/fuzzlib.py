@@ -77,7 +77,8 @@ def meets_contract(fn: Callable[[], Any]) -> str | None:
 
 
 def cli_contract(result) -> None:
-    """A CliRunner result: exit 0, or exit 2 with exactly one line 'eqtune: error: ...'; never a traceback."""
+    """A CliRunner result: exit 0, or exit 2 with exactly one line 'eqtune: error: ...' (with ``--json``:
+    nothing on stderr and one JSON object ``{"error": {...}}`` on stdout); never a traceback."""
     out = result.output or ""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise AssertionError(f"uncaught {type(result.exception).__name__}: {result.exception}") from result.exception
@@ -85,6 +86,12 @@ def cli_contract(result) -> None:
     assert result.exit_code in (0, 2), (result.exit_code, out)
     if result.exit_code == 2:
         lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        if not lines:  # --json: the error is the JSON object on stdout
+            import json
+
+            err = json.loads(result.stdout)["error"]
+            assert err["exit_code"] == 2 and err["message"] and "\n" not in err["message"], out
+            return
         assert len(lines) == 1 and lines[0].startswith("eqtune: error: "), out
 
 

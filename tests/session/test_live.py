@@ -458,3 +458,24 @@ def test_warm_from_option_reads_every_documented_form(tmp_path):
             warm_from_option(str(f))
     with pytest.raises(InputError, match="cannot read"):
         warm_from_option(str(tmp_path / "missing.json"))
+
+
+@pytest.mark.parametrize("image, down", [("qsfp4-regular", True), ("osfp8-both", False)])
+def test_live_tune_says_before_any_write_when_applying_takes_traffic_down(tmp_path, image, down):
+    """Issue 17: on a module that only supports regular reconfiguration (AutoCommissioning 01b, Xena's
+    check_eq_reconfig_support) every apply re-initializes the data path; the FAE is told so once the
+    module is connected, before the first write, and the driver's own pre-write notice reaches the
+    events too. A hot-reconfigurable module gets no such warning."""
+    res = f"emu:c2m-10in?image={image}&seed=2&settle_ms=0&fast=1&name=t-live-down-{image}&adaptive=0"
+    events = []
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=3, seed=1)
+    result = LiveTuner.create(cfg, sessions_dir=tmp_path, on_event=events.append).run()
+    assert result.status == "done"
+    texts = [(e.kind, str(e.data.get("text", ""))) for e in events]
+    warned = [i for i, (k, t) in enumerate(texts) if k == "log" and "traffic" in t and "stops" in t]
+    if not down:
+        assert not warned and not any("data path" in t and "down" in t for _, t in texts)
+        return
+    first_measure = next(i for i, (k, _) in enumerate(texts) if k in ("baseline", "evaluation"))
+    assert warned and warned[0] < first_measure, texts[:12]
+    assert "ApplyDPInit" in texts[warned[0]][1]
