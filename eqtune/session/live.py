@@ -773,7 +773,7 @@ class LiveTuner:
         for ln in self.groups[gi]:
             start = {k: float(v) for k, v in self.originals[ln].items() if k in src.knobs}
             opts[ln] = make_optimizer(cfg.optimizer, src.space, seed=int(cfg.seed or 0) + 1000 * ln, start=start,
-                                      **dict(cfg.optimizer_options or {}))
+                                      **_budget_option(cfg), **dict(cfg.optimizer_options or {}))
         last_extra: dict[int, dict[str, Any]] = {}
         for m in self.view.measurements(gi):
             for ln, r in _lane_map(m["lanes"]).items():
@@ -1106,6 +1106,14 @@ class LiveTuner:
 
 
 _OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed")
+
+
+def _budget_option(cfg: LiveConfig) -> dict[str, int]:
+    """The GP's evaluation budget per lane group (its exhaustive mode: every code once when the space
+    is no larger, then the close contenders; see eqtune.tune.optimizer), unless given as an option."""
+    if cfg.optimizer != "gp" or "budget" in (cfg.optimizer_options or {}):
+        return {}
+    return {"budget": int(cfg.budget) - int(cfg.remeasure_top_k)}
 
 
 def _optimizer_extra(opt: Any) -> dict[str, Any]:

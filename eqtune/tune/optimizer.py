@@ -198,7 +198,8 @@ class GPOptimizer(BaseOptimizer):
                  warp_y: str = "log", warp_q: float = 0.5, exploit_every: int = 0,
                  noise_max: float = 1.0, warp_scale: float = 1.0, warp_gate: float = 4.0,
                  axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs",
-                 ls_prior: float = 0.7) -> None:
+                 ls_prior: float = 0.7, budget: int = 0, contenders: int = 3, boundary: bool = True,
+                 corners: int = 0) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -240,6 +241,12 @@ class GPOptimizer(BaseOptimizer):
         if not ls_prior >= 0.0:
             raise TuneError(f"ls_prior must be >= 0 (the sd of the length-scale prior; 0 = off), got {ls_prior}")
         self.ls_prior = float(ls_prior)
+        self.budget = max(0, int(budget))
+        self.contenders = max(0, int(contenders))
+        self.boundary = bool(boundary)
+        self.corners = max(0, int(corners))
+        if self.corners:  # the design was made above without them
+            self.design = self._make_design()
         self._warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
         self._model = None
         self._model_n = -1
@@ -257,13 +264,15 @@ class GPOptimizer(BaseOptimizer):
                 "exploit_every": self.exploit_every, "noise_max": self.noise_max,
                 "warp_scale": self.warp_scale, "warp_gate": self.warp_gate,
                 "axis_first": self.axis_first, "ls_min": self.ls_min, "directions": self.directions,
-                "ls_prior": self.ls_prior}
+                "ls_prior": self.ls_prior, "budget": self.budget, "contenders": self.contenders,
+                "boundary": self.boundary, "corners": self.corners}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], space: KnobSpace):
         cfg = dict(state.get("config") or {})
         cfg.setdefault("directions", "axes")  # saved before diagonal directions existed: resume as it ran
         cfg.setdefault("ls_prior", 0.0)  # saved before the length-scale prior existed: maximum likelihood
+        cfg.setdefault("boundary", False)  # saved before the range-limit candidates existed
         return super().from_state({**state, "config": cfg}, space)
 
     def _uses_pairs(self) -> bool:
@@ -300,6 +309,9 @@ class GPOptimizer(BaseOptimizer):
             warnings.simplefilter("ignore")  # balance-property warning for non powers of two
             u = qmc.Sobol(isp.d, scramble=True, seed=self.seed).random_base2(m)[:n_sobol]
         rng = rng_for(self.seed, 0, 7)
+        for key in self._corner_keys(getattr(self, "corners", 0)):
+            if key not in design:
+                design.append(key)
         for row in u:
             target = np.minimum(np.floor(row * isp.n_levels), isp.n_levels - 1).astype(float)
             key = tuple(int(v) for v in target)
@@ -309,6 +321,60 @@ class GPOptimizer(BaseOptimizer):
                     break
             design.append(key)
         return design
+
+    def _corner_keys(self, n: int) -> list[Key]:
+        """``n`` feasible corners of the level box for the initial design (each knob at one of its range
+        limits), in a seeded order; an infeasible corner is replaced by the nearest feasible point."""
+        if n <= 0:
+            return []
+        isp = self.ispace
+        rng = rng_for(self.seed, 0, 8)
+        out: list[Key] = []
+        for _ in range(4 * n):
+            bits = rng.integers(0, 2, size=isp.d)
+            target = (bits * (isp.n_levels - 1)).astype(float)
+            key = tuple(int(v) for v in target)
+            if not isp.is_feasible(key):
+                key = isp.nearest_feasible(target, set(out), rng)
+            if key is not None and key not in out:
+                out.append(key)
+            if len(out) >= n:
+                break
+        return out
+
+    # -- exhaustive mode -----------------------------------------------------------------------
+    def exhaustive(self) -> bool:
+        """Whether this run measures every feasible code once: the space is enumerated and no larger
+        than the evaluation ``budget`` the caller gave (0 = unknown: never). The order is still the
+        GP's (best expected first), so a run stopped early keeps a good point; afterwards only the close
+        contenders are re-measured (``_contender``)."""
+        nf = self.ispace.n_feasible
+        return bool(self.budget) and nf is not None and nf <= self.budget
+
+    def _contender(self) -> Key | None:
+        """Once every code is measured: the close contender with the fewest measurements, or None when
+        no other point can still be told apart from the best. Contenders: the ``contenders`` best points
+        by observed mean whose mean is within two standard errors of the best's (noise sd pooled from the
+        points measured more than once, after each of the top ``contenders`` has been measured twice)."""
+        if self.contenders <= 0:
+            return None
+        by_point: dict[Key, list[float]] = {}
+        for k, y in zip(self.keys, self.ys):
+            by_point.setdefault(k, []).append(float(y))
+        ranked = sorted(by_point, key=lambda k: -float(np.mean(by_point[k])))[: self.contenders]
+        once = [k for k in ranked if len(by_point[k]) < 2]
+        if once:  # every contender measured twice first: the repeats give the noise estimate
+            return once[0]
+        dof = sum(len(v) - 1 for v in by_point.values() if len(v) > 1)
+        ss = sum(float(np.var(v)) * len(v) for v in by_point.values() if len(v) > 1)
+        sd = float(np.sqrt(ss / max(dof, 1)))
+        best = ranked[0]
+        mb, nb = float(np.mean(by_point[best])), len(by_point[best])
+        close = [k for k in ranked
+                 if float(np.mean(by_point[k])) >= mb - 2.0 * sd * np.sqrt(1.0 / len(by_point[k]) + 1.0 / nb)]
+        if len(close) < 2:
+            return None
+        return min(close, key=lambda k: (len(by_point[k]), -float(np.mean(by_point[k]))))
 
     def in_initial_design(self) -> bool:
         return len(self._seen) < self.n_initial
@@ -467,6 +533,8 @@ class GPOptimizer(BaseOptimizer):
             for key in self.design:
                 if key not in taken:
                     return key
+        if self.exhaustive() and len(self._seen) >= int(self.ispace.n_feasible or 0):
+            return self._contender()
         if self._fit() is None:  # fewer than 2 distinct observations and no design left
             return self._random_untaken(taken)
         return self._acquire(taken)
@@ -502,6 +570,8 @@ class GPOptimizer(BaseOptimizer):
                 n_global = self.global_candidates if self.global_candidates is not None else self.n_candidates // 2
         parts.append(isp.sample(rng, n_global))
         parts.append(isp.neighbours(top, radius=1))
+        if self.boundary and top:
+            parts.append(self._limit_moves(top[:2]))
         if isp.d <= 4:
             parts.append(isp.neighbours(top[:1], radius=2))
         cands = np.unique(np.concatenate(parts).astype(np.int32), axis=0)
@@ -512,6 +582,31 @@ class GPOptimizer(BaseOptimizer):
             tview = np.ascontiguousarray(t.astype(cands.dtype)).view([("", cands.dtype)] * isp.d).ravel()
             cands = cands[~np.isin(view, tview)]
         return cands
+
+    def _limit_moves(self, keys: list[Key]) -> np.ndarray:
+        """Range-limit neighbours of ``keys``: each knob (and each pair of knobs) moved to its lowest or
+        highest code, the others held; feasible ones only. Equalizer optima sit on range limits (the
+        last pre-cursor, amplitude or CTLE code), where a Chebyshev step of one code needs several
+        steps to arrive."""
+        isp = self.ispace
+        rows = []
+        hi = isp.n_levels - 1
+        for k in keys:
+            c = np.asarray(k, dtype=np.int32)
+            for i in range(isp.d):
+                for v in (0, hi[i]):
+                    r = c.copy()
+                    r[i] = v
+                    rows.append(r)
+                    for j in range(i + 1, isp.d):
+                        for w in (0, hi[j]):
+                            r2 = r.copy()
+                            r2[j] = w
+                            rows.append(r2)
+        if not rows:
+            return np.zeros((0, isp.d), dtype=np.int32)
+        rows = np.unique(np.asarray(rows, dtype=np.int32), axis=0)
+        return rows[isp.space.feasible(isp.values(rows))]
 
     # -- trust region (TuRBO-style, in level-index space) -------------------------------------------
     def tr_length(self) -> tuple[float, bool]:

@@ -199,6 +199,11 @@ def tune(
             # exact margins (simulation): the white-noise term only absorbs the landscape's fine
             # structure (<= 1 % of the margin variance), it must not smooth the top away
             options.setdefault("noise_max", DETERMINISTIC_NOISE_MAX)
+            options.setdefault("contenders", 0)  # exact margins: nothing to re-measure
+        if optimizer == "gp":
+            # the budget tells the GP whether to measure every code once (space <= budget, see
+            # GPOptimizer.exhaustive) and then re-measure only the close contenders
+            options.setdefault("budget", max(0, budget - max(0, int(remeasure_top_k))))
         opt = make_optimizer(optimizer, space, seed=seed, start=full_start, **options)
     else:
         opt = optimizer
