@@ -155,8 +155,9 @@ class LiveConfig:
 
 @dataclass
 class LiveEvent:
-    """Progress for a front end. ``kind`` is one of: phase, device, baseline, evaluation, verify,
-    decision, restore, paused, resumed, aborted, error, done, log. ``data`` is JSON-able."""
+    """Progress for a front end. ``kind`` is one of: phase, device, plan (before the first write: knobs,
+    space size, search mode, expected time), baseline, evaluation, verify, decision, restore, paused,
+    resumed, aborted, error, done, log. ``data`` is JSON-able."""
 
     kind: str
     data: dict[str, Any]
@@ -181,6 +182,8 @@ class LiveEvent:
             return f"  verify lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
         if k == "decision":
             return f"  lane {d['lane']}: {d['action']} - {d['reason']}"
+        if k == "plan":
+            return f"  {d.get('text', '')}"
         if k in ("restore", "aborted", "error", "log", "paused", "resumed", "done"):
             return f"  {k}: {d.get('text', '')}"
         return ""
@@ -657,7 +660,19 @@ class LiveTuner:
                                 metric=cfg.metric, dwell_s=cfg.dwell_s, verify_dwell_s=cfg.verify_dwell,
                                 optimizer=cfg.optimizer, optimizer_options=dict(cfg.optimizer_options or {}),
                                 seed=cfg.seed, space_size=self.sources[0].space.size())
+        self._announce_plan()
         return {"groups": self.groups, "originals": self.originals, "identity": ident}
+
+    def _announce_plan(self) -> None:
+        """The knobs, the space size, how the budget is spent and the expected time: a ``plan`` event
+        before the first write (eqtune.tune.plan.live_plan)."""
+        from eqtune.tune.plan import live_plan
+
+        cfg = self.config
+        plan = live_plan(self.sources[0].space, groups=len(self.groups), budget=cfg.budget, dwell_s=cfg.dwell_s,
+                         verify_dwell_s=cfg.verify_dwell, optimizer=cfg.optimizer,
+                         remeasure=int(cfg.remeasure_top_k))
+        self._emit("plan", text=plan.text(), **plan.to_dict())
 
     def _resolve_warm(self, lanes: list[int]) -> dict[int, dict[str, int]]:
         """Per lane, the tuned knobs' codes to measure first (validated against the module now, before
