@@ -252,6 +252,9 @@ class GPOptimizer(BaseOptimizer):
         self._model_n = -1
         self._ystats = (0.0, 1.0)
         self._theta: dict[str, Any] = {}  # last fitted GP hyperparameters (log scale), see _fit
+        self._prior_keys: list[Key] = []  # earlier lanes' observations (eqtune.tune.transfer)
+        self._prior_ys: list[float] = []
+        self._prior: dict[str, Any] | None = None
 
     def _config(self) -> dict[str, Any]:
         return {"n_initial": self.n_initial, "acq": self.acq, "xi": self.xi, "kappa": self.kappa,
@@ -287,13 +290,45 @@ class GPOptimizer(BaseOptimizer):
     def state(self) -> dict[str, Any]:
         st = super().state()
         st["gp"] = dict(self._theta)
+        if self._prior_keys:
+            st["prior"] = {"points": [self.ispace.codes(k) for k in self._prior_keys],
+                           "margins": [float(y) for y in self._prior_ys]}
         return st
 
     def _restore(self, state: Mapping[str, Any]) -> None:
         super()._restore(state)
         gp = state.get("gp") or {}
         self._theta = {"n": gp.get("n"), "theta": gp.get("theta"), "start": gp.get("start")}
+        pr = state.get("prior")
+        if pr:
+            self.set_prior(list(zip(pr["points"], pr["margins"])))
         self._model, self._model_n = None, -1
+
+    # -- transfer (eqtune.tune.transfer) -------------------------------------------------------
+    def set_prior(self, observations: list[tuple[Mapping[str, float], float]], *, keep_start: bool = True) -> None:
+        """Earlier lanes' / modules' observations ``[(codes, margin), ...]`` as the prior mean of this
+        run's GP (see eqtune.tune.transfer): no space-filling design; the first point is the start
+        (``keep_start`` and a start given), else the earlier lanes' best."""
+        from eqtune.tune.base import _full
+
+        keys = [self.ispace.key_of(_full(self.space, p), option="prior point") for p, _ in observations]
+        ys = [float(m) for _, m in observations]
+        if not keys:
+            return
+        from eqtune.tune.transfer import fit_prior
+
+        self._prior_keys, self._prior_ys = keys, ys
+        self._prior = fit_prior(self, keys, ys)
+        self.n_initial = 1
+        if not keep_start or self.start_key is None:
+            self.start_key = self._prior["best"]
+        first = self.start_key
+        self.design = [first]
+        self._model, self._model_n = None, -1
+
+    @property
+    def has_prior(self) -> bool:
+        return self._prior is not None
 
     # -- initial design ------------------------------------------------------------------------
     def _make_design(self) -> list[Key]:
@@ -387,6 +422,14 @@ class GPOptimizer(BaseOptimizer):
             return self._model
         self._model_n = n
         self._model = None
+        if self._prior is not None and self._seen:  # the residual on the earlier lanes' prior mean
+            from eqtune.tune.transfer import residual_model
+
+            keys = keys_array(self.keys, self.ispace.d)
+            self._warp = (0.0, 0.0)
+            self._model, self._ystats = residual_model(self, self._prior, self._inputs(keys), keys,
+                                                       np.asarray(self.ys, dtype=float))
+            return self._model
         if len(self._seen) < 2:
             return None
         from skopt.learning import GaussianProcessRegressor
