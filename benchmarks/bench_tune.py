@@ -321,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gp-only", action="store_true",
                     help="GP now vs GP before only (no TPE / GPSampler / random runs): many seeds in minutes")
     ap.add_argument("--no-gpsampler", action="store_true", help="skip Optuna's GPSampler (slow: ~0.5 s a trial)")
+    ap.add_argument("--no-before", action="store_true", help="skip the 'GP before' column (saves CPU)")
     ap.add_argument("--options", default="", help="GP options for this run, NAME=VALUE comma list (a study)")
     args = ap.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -353,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             have_gps = False
             print("torch not installed: GPSampler column skipped", file=sys.stderr)
 
-    kinds = ["gp", "gp_before"] + ([] if args.gp_only else ["random"] + (["tpe"] if have_optuna else [])
+    kinds = ["gp"] + ([] if args.no_before else ["gp_before"]) + ([] if args.gp_only else ["random"] + (["tpe"] if have_optuna else [])
                                    + (["gpsampler"] if have_gps else []))
     rows = []
     for name, ch, direction, knobs in probs:
