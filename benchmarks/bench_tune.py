@@ -36,8 +36,8 @@ import argparse
 import json
 import os
 import sys
-import warnings
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np

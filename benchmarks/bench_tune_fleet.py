@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| channel | first lane (cold) | lanes 2-8: cold / start / prior | module 2: cold / start / prior |")
     print("|---|---|---|---|")
     for cname, res in out.items():
-        def cell(b):
+        def cell(b, res=res):
             return " / ".join(bt.show_median(res[k][b], args.budget) for k in ("cold", "start", "prior"))
         print(f"| {cname} | {bt.show_median(res['first_lane'], args.first_budget)} | {cell('lanes_2_8')} | "
               f"{cell('module_2')} |")

@@ -789,6 +789,7 @@ class LiveTuner:
             start = {k: float(v) for k, v in self.originals[ln].items() if k in src.knobs}
             opts[ln] = make_optimizer(cfg.optimizer, src.space, seed=int(cfg.seed or 0) + 1000 * ln, start=start,
                                       **_budget_option(cfg), **dict(cfg.optimizer_options or {}))
+        _set_prior_from_earlier_groups(opts, self.view, gi, src)
         last_extra: dict[int, dict[str, Any]] = {}
         for m in self.view.measurements(gi):
             for ln, r in _lane_map(m["lanes"]).items():
@@ -1120,7 +1121,22 @@ class LiveTuner:
                           elapsed_s=time.perf_counter() - self._t0, message=getattr(self, "_message", ""))
 
 
-_OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed")
+_OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed", "prior")
+
+
+def _set_prior_from_earlier_groups(opts: dict[int, Any], view: Any, gi: int, src: Any) -> None:
+    """Lane groups after the first start from what the earlier groups measured (every lane pooled) as
+    the GP's prior mean (eqtune.tune.transfer), unless the optimizer option ``transfer`` is false.
+    Derived from the journal alone, so a resumed session rebuilds the same prior."""
+    if gi == 0:
+        return
+    obs = [(_point(src, r["codes"]), float(r["margin"]))
+           for gj in range(gi) for m in view.measurements(gj) for r in _lane_map(m["lanes"]).values()]
+    if not obs:
+        return
+    for opt in opts.values():
+        if getattr(opt, "transfer", False) and hasattr(opt, "set_prior"):
+            opt.set_prior(obs, keep_start=False)
 
 
 def _budget_option(cfg: LiveConfig) -> dict[str, int]:

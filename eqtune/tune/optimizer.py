@@ -91,6 +91,7 @@ import numpy as np
 from eqtune.errors import TuneError
 from eqtune.serdes.knobs import EqPoint, KnobSpace
 from eqtune.tune.base import BaseOptimizer, keys_array, rng_for
+from eqtune.tune.candidates import close_contender, corner_keys, limit_moves
 from eqtune.tune.space import IndexedSpace, Key
 
 ACQUISITIONS = ("ei", "pi", "lcb")
@@ -181,7 +182,12 @@ class GPOptimizer(BaseOptimizer):
     up to ``PAIR_MAX_KNOBS`` knobs; "axes": along the knob axes only, the configuration before it),
     ``ls_prior`` (sd of the log-normal prior on the knob axes' length scales, used with the diagonal
     directions from ``LS_PRIOR_MIN_KNOBS`` knobs up; 0 = plain maximum likelihood, the configuration
-    before it). The configuration before the diagonal directions is ``directions="axes",
+    before it), ``budget`` (evaluations the caller will spend; when the feasible space is no larger, every
+    code is measured once and then only the close contenders, ``contenders`` of them at most, are
+    re-measured; 0 = unknown), ``boundary`` (the incumbent's range-limit moves among the candidates),
+    ``corners`` (box corners in the initial design), ``transfer`` (live sessions: later lane groups
+    start from the earlier groups' measurements as the prior mean, see ``set_prior``). The
+    configuration before the diagonal directions is ``directions="axes",
     local_on_success=True, ls_prior=0``; the one before the trust region is ``directions="axes",
     trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
     """
@@ -199,7 +205,7 @@ class GPOptimizer(BaseOptimizer):
                  noise_max: float = 1.0, warp_scale: float = 1.0, warp_gate: float = 4.0,
                  axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs",
                  ls_prior: float = 0.7, budget: int = 0, contenders: int = 3, boundary: bool = True,
-                 corners: int = 0) -> None:
+                 corners: int = 0, transfer: bool = True) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -245,6 +251,7 @@ class GPOptimizer(BaseOptimizer):
         self.contenders = max(0, int(contenders))
         self.boundary = bool(boundary)
         self.corners = max(0, int(corners))
+        self.transfer = bool(transfer)
         if self.corners:  # the design was made above without them
             self.design = self._make_design()
         self._warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
@@ -268,7 +275,7 @@ class GPOptimizer(BaseOptimizer):
                 "warp_scale": self.warp_scale, "warp_gate": self.warp_gate,
                 "axis_first": self.axis_first, "ls_min": self.ls_min, "directions": self.directions,
                 "ls_prior": self.ls_prior, "budget": self.budget, "contenders": self.contenders,
-                "boundary": self.boundary, "corners": self.corners}
+                "boundary": self.boundary, "corners": self.corners, "transfer": self.transfer}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], space: KnobSpace):
@@ -276,6 +283,7 @@ class GPOptimizer(BaseOptimizer):
         cfg.setdefault("directions", "axes")  # saved before diagonal directions existed: resume as it ran
         cfg.setdefault("ls_prior", 0.0)  # saved before the length-scale prior existed: maximum likelihood
         cfg.setdefault("boundary", False)  # saved before the range-limit candidates existed
+        cfg.setdefault("transfer", False)  # saved before transfer existed: no prior from earlier groups
         return super().from_state({**state, "config": cfg}, space)
 
     def _uses_pairs(self) -> bool:
@@ -358,24 +366,7 @@ class GPOptimizer(BaseOptimizer):
         return design
 
     def _corner_keys(self, n: int) -> list[Key]:
-        """``n`` feasible corners of the level box for the initial design (each knob at one of its range
-        limits), in a seeded order; an infeasible corner is replaced by the nearest feasible point."""
-        if n <= 0:
-            return []
-        isp = self.ispace
-        rng = rng_for(self.seed, 0, 8)
-        out: list[Key] = []
-        for _ in range(4 * n):
-            bits = rng.integers(0, 2, size=isp.d)
-            target = (bits * (isp.n_levels - 1)).astype(float)
-            key = tuple(int(v) for v in target)
-            if not isp.is_feasible(key):
-                key = isp.nearest_feasible(target, set(out), rng)
-            if key is not None and key not in out:
-                out.append(key)
-            if len(out) >= n:
-                break
-        return out
+        return corner_keys(self.ispace, n, rng_for(self.seed, 0, 8))
 
     # -- exhaustive mode -----------------------------------------------------------------------
     def exhaustive(self) -> bool:
@@ -387,29 +378,8 @@ class GPOptimizer(BaseOptimizer):
         return bool(self.budget) and nf is not None and nf <= self.budget
 
     def _contender(self) -> Key | None:
-        """Once every code is measured: the close contender with the fewest measurements, or None when
-        no other point can still be told apart from the best. Contenders: the ``contenders`` best points
-        by observed mean whose mean is within two standard errors of the best's (noise sd pooled from the
-        points measured more than once, after each of the top ``contenders`` has been measured twice)."""
-        if self.contenders <= 0:
-            return None
-        by_point: dict[Key, list[float]] = {}
-        for k, y in zip(self.keys, self.ys):
-            by_point.setdefault(k, []).append(float(y))
-        ranked = sorted(by_point, key=lambda k: -float(np.mean(by_point[k])))[: self.contenders]
-        once = [k for k in ranked if len(by_point[k]) < 2]
-        if once:  # every contender measured twice first: the repeats give the noise estimate
-            return once[0]
-        dof = sum(len(v) - 1 for v in by_point.values() if len(v) > 1)
-        ss = sum(float(np.var(v)) * len(v) for v in by_point.values() if len(v) > 1)
-        sd = float(np.sqrt(ss / max(dof, 1)))
-        best = ranked[0]
-        mb, nb = float(np.mean(by_point[best])), len(by_point[best])
-        close = [k for k in ranked
-                 if float(np.mean(by_point[k])) >= mb - 2.0 * sd * np.sqrt(1.0 / len(by_point[k]) + 1.0 / nb)]
-        if len(close) < 2:
-            return None
-        return min(close, key=lambda k: (len(by_point[k]), -float(np.mean(by_point[k]))))
+        """Once every code is measured: the close contender to re-measure next (``close_contender``)."""
+        return close_contender(self.keys, self.ys, self.contenders)
 
     def in_initial_design(self) -> bool:
         return len(self._seen) < self.n_initial
@@ -627,29 +597,7 @@ class GPOptimizer(BaseOptimizer):
         return cands
 
     def _limit_moves(self, keys: list[Key]) -> np.ndarray:
-        """Range-limit neighbours of ``keys``: each knob (and each pair of knobs) moved to its lowest or
-        highest code, the others held; feasible ones only. Equalizer optima sit on range limits (the
-        last pre-cursor, amplitude or CTLE code), where a Chebyshev step of one code needs several
-        steps to arrive."""
-        isp = self.ispace
-        rows = []
-        hi = isp.n_levels - 1
-        for k in keys:
-            c = np.asarray(k, dtype=np.int32)
-            for i in range(isp.d):
-                for v in (0, hi[i]):
-                    r = c.copy()
-                    r[i] = v
-                    rows.append(r)
-                    for j in range(i + 1, isp.d):
-                        for w in (0, hi[j]):
-                            r2 = r.copy()
-                            r2[j] = w
-                            rows.append(r2)
-        if not rows:
-            return np.zeros((0, isp.d), dtype=np.int32)
-        rows = np.unique(np.asarray(rows, dtype=np.int32), axis=0)
-        return rows[isp.space.feasible(isp.values(rows))]
+        return limit_moves(self.ispace, keys)
 
     # -- trust region (TuRBO-style, in level-index space) -------------------------------------------
     def tr_length(self) -> tuple[float, bool]:
