@@ -130,3 +130,32 @@ def test_live_plan_says_exhaustive_and_the_expected_time():
     assert "every code once" in p.text() and "knobs a, b" in p.text() and "20 feasible codes" in p.text()
     q = live_plan(sp, groups=1, budget=12, dwell_s=28.0, remeasure=0)
     assert q.mode == "gp" and "Bayesian search, up to 12" in q.text()
+
+
+def test_live_later_lane_groups_start_from_the_earlier_groups_measurements():
+    """Lane group 2's GP gets every measurement of group 1 (both lanes pooled, from the journal view) as
+    its prior mean and starts at their best code; group 1, and the option transfer=false, get none."""
+    from types import SimpleNamespace
+
+    from eqtune.session.live import _set_prior_from_earlier_groups
+
+    sp = _lane_space()
+    src = SimpleNamespace(space=sp, knobs=list(sp.names))
+    f1, f2 = _lane(0.0, 5.0), _lane(0.4, 4.8)
+    rng = np.random.default_rng(0)
+    records = []
+    for n in range(12):
+        codes = {"a": int(rng.integers(0, 10)), "b": int(rng.integers(0, 6)), "c": int(rng.integers(0, 10))}
+        if n == 5:
+            codes = {"a": 6, "b": 2, "c": 5}  # the best of group 1
+        records.append({"lanes": {"1": {"codes": codes, "margin": f1(codes)}, "2": {"codes": codes, "margin": f2(codes)}}})
+    view = SimpleNamespace(measurements=lambda g: records if g == 0 else [])
+    start = {"a": 0.0, "b": 0.0, "c": 0.0}
+    opts = {3: GPOptimizer(sp, seed=1, start=start), 4: GPOptimizer(sp, seed=2, start=start, transfer=False)}
+    _set_prior_from_earlier_groups(opts, view, 1, src)
+    assert opts[3].has_prior and len(opts[3].state()["prior"]["margins"]) == 24
+    assert opts[3].ask() == {"a": 6.0, "b": 2.0, "c": 5.0}
+    assert not opts[4].has_prior
+    first = {5: GPOptimizer(sp, seed=1, start=start)}
+    _set_prior_from_earlier_groups(first, view, 0, src)
+    assert not first[5].has_prior
