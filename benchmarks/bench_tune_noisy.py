@@ -3,14 +3,21 @@ recommendation after N measurements (not on the luckiest measurement).
 
 Each problem's exhaustive grid (bench_tune's cached eye heights, real engine) is the truth. A
 measurement reads it the way a live tune does: through a bit-error count. The link is taken as
-Gaussian-noise limited, BER(eh) = Q(eh / sigma) (Q = Gaussian tail), with sigma set so that the grid
-optimum reads BER = ``--ber-opt`` (1e-6: a noise-loaded / stressed measurement, what an FAE does so that
-a dwell of milliseconds counts errors at all; at nominal noise the top codes of these links are at
-1e-15..1e-25 and any dwell counts zero). Errors ~ Poisson(BER x bits) as the emulators count them
+Gaussian-noise limited (below), stressed so that the grid optimum reads BER = ``--ber-opt`` (1e-6: a
+noise-loaded measurement, what an FAE does so that a dwell of milliseconds counts errors at all; at
+nominal noise the top codes of these links are at 1e-15..1e-25 and any dwell counts zero). Errors ~ Poisson(BER x bits) as the emulators count them
 (eqtune.drivers.emulated_link.EmulatedLink.count_errors), with ``--bits`` per measurement (1e8, about
 1 ms at 106 Gb/s: ~100 errors at the optimum). The measured margin is sigma x Qinv(BER counted), the BER
-floored at 2.996 errors (eqtune.tune.live.ber_floor, the 95 % zero-count bound). The true margin is the
+floored at 2.996 errors (eqtune.tune.live.ber_floor, the 95 % zero-count bound), mapped back to mV
+(below). The true margin is the
 grid's eye height; the score of a recommendation is its loss 20 log10(optimum / true eh) in dB.
+
+Link model (Gaussian noise): the eye height at the target BER is eh = A - 2 sigma Qinv(BER target), so the
+slicer's BER is Q(eh / (2 sigma) + Qinv(target)): linear in Q. The stress (noise loading) sets the two
+ends: a code with eh = 0 counts ``--ber-closed`` (1e-3: a closed 1e-6 eye still counts pre-FEC errors,
+not 0.5) and the grid optimum counts ``--ber-opt`` (1e-6). BER = Q(a eh + c) with c = Qinv(ber_closed),
+a = (Qinv(ber_opt) - c) / optimum; the measured margin maps the counted BER back, (Qinv(BER) - c) / a
+(mV). Far-closed eyes still read BER ~0.5: flat, as on a real link.
 
 Optimizers, same seeds and the same cap (``--cap``): eqtune's GP (its noise-aware recommendation: best
 posterior mean over measured codes), GP + ``--remeasure 3``, random search and Optuna TPE / GPSampler
@@ -58,10 +65,10 @@ def _q(x: np.ndarray) -> np.ndarray:
 class CountingSource:
     """A grid of true eye heights (mV) read through Poisson bit-error counts (see the module notes)."""
 
-    def __init__(self, table: TableSource, sigma: float, bits: float, seed: int) -> None:
+    def __init__(self, table: TableSource, a: float, c: float, bits: float, seed: int) -> None:
         self.table = table
         self.space = table.space
-        self.sigma = float(sigma)
+        self.a, self.c = float(a), float(c)
         self.bits = int(bits)
         self.rng = np.random.default_rng(seed)
         self.deterministic = False
@@ -76,10 +83,10 @@ class CountingSource:
 
     def measure(self, point) -> Measurement:
         eh = self.true_margin(point)
-        ber = float(_q(max(eh, 0.0) / self.sigma))
+        ber = float(_q(self.a * eh + self.c))
         errors = int(self.rng.poisson(ber * self.bits))
         counted = ber_floor(self.bits, min(errors, self.bits))
-        return Measurement(self.sigma * _qinv(counted), {"errors": errors, "bits": self.bits}, 0.0)
+        return Measurement((_qinv(counted) - self.c) / self.a, {"errors": errors, "bits": self.bits}, 0.0)
 
 
 def loss_db(opt: float, eh: float) -> float:
@@ -149,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--at", type=int, default=25, help="score the recommendation after this many measurements")
     ap.add_argument("--bits", type=float, default=1e8, help="bits counted per measurement (finite dwell)")
     ap.add_argument("--ber-opt", type=float, default=1e-6, help="BER the grid optimum reads (noise loading)")
+    ap.add_argument("--ber-closed", type=float, default=1e-3, help="BER a code with eye height 0 reads")
     ap.add_argument("--problems", default="0,1,8,9,10")
     ap.add_argument("--no-gpsampler", action="store_true")
     ap.add_argument("--gps-seeds", type=int, default=None, help="GPSampler on the first N seeds only (slow)")
@@ -177,13 +185,14 @@ def main(argv: list[str] | None = None) -> int:
         table = TableSource(s.space, grid, ms, start=s.default_point(), units="mV")
         isp = IndexedSpace(s.space)
         opt = float(ms.max())
-        sigma = opt / _qinv(args.ber_opt)
-        row = {"problem": name, "index": i, "optimum_mv": opt, "sigma_mv": sigma}
+        q0 = _qinv(args.ber_closed)
+        qa = (_qinv(args.ber_opt) - q0) / opt
+        row = {"problem": name, "index": i, "optimum_mv": opt, "q_per_mv": qa, "q_at_0mv": q0}
         for kind in kinds:
             t0 = time.perf_counter()
             curves = []
             for sd in (seeds[: args.gps_seeds] if kind == "gpsampler" and args.gps_seeds else seeds):
-                src = CountingSource(table, sigma, args.bits, seed=10_000 + sd)
+                src = CountingSource(table, qa, q0, args.bits, seed=10_000 + sd)
                 if kind == "gp":
                     c = run_ours(src, isp, sd, args.cap, 0)
                 elif kind == "gp_remeasure3":
@@ -216,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['problem']} | " + " | ".join(cells) + " |")
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "seeds": seeds, "cap": args.cap, "at": args.at,
-                                         "bits": args.bits, "ber_opt": args.ber_opt,
+                                         "bits": args.bits, "ber_opt": args.ber_opt, "ber_closed": args.ber_closed,
                                          "engine_version": bt.engine_version()}, indent=2))
     return 0
 
