@@ -71,8 +71,9 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--direction", type=click.Choice(["host_rx", "module_rx", "serdes"]), default=None,
               help="Link direction (default: from the knobs).")
 @click.option("--profile", "serdes_profile", default=None, help="SerDes profile name or TOML (default: the channel's).")
-@click.option("--optimizer", type=click.Choice(["gp", "random", "grid"]), default="gp", show_default=True,
-              help="Bayesian (gp) or a baseline.")
+@click.option("--optimizer", type=click.Choice(["gp", "random", "grid"]), default=None,
+              help="Bayesian (gp) or a baseline. Default: gp; with --sim the whole grid in one batch instead "
+                   "when that costs no more time than the budgeted GP run (the output says which).")
 @click.option("--optimizer-option", "optimizer_option", multiple=True, metavar="NAME=VALUE",
               help="Optimizer setting (repeat or comma list), e.g. ls_prior=0,directions=axes: the GP's "
                    "options are listed in docs/tuning.md. Recorded in the --json output and the session.")
@@ -111,7 +112,7 @@ def _load_json(path: str, option: str) -> Any:
               help="[live] Wait after writing codes before measuring (s; default 0).")
 def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,
          corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,
-         optimizer: str, optimizer_option: tuple[str, ...], start: str | None, warm: str | None,
+         optimizer: str | None, optimizer_option: tuple[str, ...], start: str | None, warm: str | None,
          time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int, as_json: bool,
          save_profile: str | None, plot: str | None, text_eye: bool, module: str | None, lane: tuple[str, ...],
          instrument: str | None, module_ber: bool, dwell: float | None, session: str | None,
@@ -130,6 +131,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
     from eqtune.errors import TuneError
 
     if mode == "live":
+        optimizer = optimizer or "gp"
         if text_eye:
             raise TuneError("--text-eye applies to --sim (a live tune's eye is the model's: see the session report)")
         if budget is None:
@@ -172,7 +174,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
 
 def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, objective: str,
              corners: str | None, seed: int | None, ber: float, direction: str | None,
-             serdes_profile: str | None, optimizer: str, start: str | None, warm: str | None,
+             serdes_profile: str | None, optimizer: str | None, start: str | None, warm: str | None,
              optimizer_option: list[str] | None = None,
              time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int,
              as_json: bool, save_profile: str | None, plot: str | None, text_eye: bool = False) -> None:
@@ -183,7 +185,7 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
     from eqtune.tune.base import new_seed, parse_optimizer_options
 
     console = Console(stderr=as_json)
-    opt_options = parse_optimizer_options(optimizer, optimizer_option or [])
+    opt_options = parse_optimizer_options(optimizer or "gp", optimizer_option or [])
     if seed is None:
         seed = new_seed()
     src = SimulationSource(channel, knobs, objective=objective, corners=corners, ber=ber,
@@ -194,6 +196,24 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
         start_pt.update(_assignments(start, "--start"))
     warm_data = _load_json(warm, "--warm") if warm else None
     units = f" {src.units}" if src.units else ""
+    search = None
+    sequential = [o for o, v in (("--optimizer-option", opt_options), ("--time-budget", time_budget),
+                                 ("--target-margin", target_margin), ("--patience", patience),
+                                 ("--remeasure", remeasure)) if v]
+    if optimizer is None and sequential:
+        from eqtune.tune.plan import SimSearch
+
+        search = SimSearch("gp", None, budget, None, float("nan"), f"{', '.join(sequential)} given: the GP")
+        optimizer = "gp"
+    elif optimizer is None:  # automatic: the whole grid in one batch when it costs no more than the GP run
+        from eqtune.tune.plan import choose_sim_search
+
+        search = choose_sim_search(src, budget)
+        optimizer = "grid" if search.mode == "exhaustive" else "gp"
+        if search.mode == "exhaustive":
+            budget = max(budget, int(search.feasible or 0) + 1)  # every code (the baseline is one of them)
+        if not as_json:
+            console.print(f"search       {search.mode}: {search.reason}")
 
     from eqtune.cli._progress import PlainProgress
 
@@ -218,6 +238,8 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
                       optimizer=optimizer, optimizer_options=opt_options, remeasure_top_k=remeasure)
 
     out = result.to_dict()
+    out["search"] = search.to_dict() if search is not None else {"mode": "gp" if optimizer == "gp" else optimizer,
+                                                                 "reason": f"--optimizer {optimizer}"}
     if opt_options:
         out["optimizer_options"] = opt_options
     if save_profile:
@@ -243,6 +265,7 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
     if worst and "corners" in t.metrics:
         console.print(f"worst corner {worst}: " + ", ".join(
             f"{k} {v['margin']:.2f}" for k, v in t.metrics["corners"].items()))
+    console.print(f"search       {out['search']['mode']}")
     console.print(f"evaluations  {result.evaluations} of {budget}   stop: {result.stop_reason}   "
                   f"time {result.elapsed_s:.1f} s   seed {result.seed}")
     if save_profile:

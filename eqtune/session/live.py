@@ -185,8 +185,9 @@ class LiveConfig:
 
 @dataclass
 class LiveEvent:
-    """Progress for a front end. ``kind`` is one of: phase, device, baseline, evaluation, verify,
-    decision, restore, paused, resumed, aborted, error, done, log. ``data`` is JSON-able."""
+    """Progress for a front end. ``kind`` is one of: phase, device, plan (before the first write: knobs,
+    space size, search mode, expected time), baseline, evaluation, verify, decision, restore, paused,
+    resumed, aborted, error, done, log. ``data`` is JSON-able."""
 
     kind: str
     data: dict[str, Any]
@@ -217,6 +218,8 @@ class LiveEvent:
             return f"  verify lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
         if k == "decision":
             return f"  lane {d['lane']}: {d['action']} - {d['reason']}"
+        if k == "plan":
+            return f"  {d.get('text', '')}"
         if k in ("restore", "aborted", "error", "log", "paused", "resumed", "done"):
             return f"  {k}: {d.get('text', '')}"
         return ""
@@ -724,7 +727,19 @@ class LiveTuner:
                                 metric=cfg.metric, dwell_s=cfg.dwell_s, verify_dwell_s=cfg.verify_dwell,
                                 optimizer=cfg.optimizer, optimizer_options=dict(cfg.optimizer_options or {}),
                                 seed=cfg.seed, space_size=self.sources[0].space.size())
+        self._announce_plan()
         return {"groups": self.groups, "originals": self.originals, "identity": ident}
+
+    def _announce_plan(self) -> None:
+        """The knobs, the space size, how the budget is spent and the expected time: a ``plan`` event
+        before the first write (eqtune.tune.plan.live_plan)."""
+        from eqtune.tune.plan import live_plan
+
+        cfg = self.config
+        plan = live_plan(self.sources[0].space, groups=len(self.groups), budget=cfg.budget, dwell_s=cfg.dwell_s,
+                         verify_dwell_s=cfg.verify_dwell, optimizer=cfg.optimizer,
+                         remeasure=int(cfg.remeasure_top_k))
+        self._emit("plan", text=plan.text(), **plan.to_dict())
 
     def _resolve_warm(self, lanes: list[int]) -> dict[int, dict[str, int]]:
         """Per lane, the tuned knobs' codes to measure first (validated against the module now, before
@@ -851,7 +866,8 @@ class LiveTuner:
         for ln in self.groups[gi]:
             start = {k: float(v) for k, v in self.originals[ln].items() if k in src.knobs}
             opts[ln] = make_optimizer(cfg.optimizer, src.space, seed=int(cfg.seed or 0) + 1000 * ln, start=start,
-                                      **dict(cfg.optimizer_options or {}))
+                                      **_budget_option(cfg), **dict(cfg.optimizer_options or {}))
+        _set_prior_from_earlier_groups(opts, self.view, gi, src)
         last_extra: dict[int, dict[str, Any]] = {}
         for m in self.view.measurements(gi):
             for ln, r in _lane_map(m["lanes"]).items():
@@ -1192,7 +1208,30 @@ class LiveTuner:
                           elapsed_s=time.perf_counter() - self._t0, message=getattr(self, "_message", ""))
 
 
-_OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed")
+_OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed", "prior")
+
+
+def _set_prior_from_earlier_groups(opts: dict[int, Any], view: Any, gi: int, src: Any) -> None:
+    """Lane groups after the first start from what the earlier groups measured (every lane pooled) as
+    the GP's prior mean (eqtune.tune.transfer), unless the optimizer option ``transfer`` is false.
+    Derived from the journal alone, so a resumed session rebuilds the same prior."""
+    if gi == 0:
+        return
+    obs = [(_point(src, r["codes"]), float(r["margin"]))
+           for gj in range(gi) for m in view.measurements(gj) for r in _lane_map(m["lanes"]).values()]
+    if not obs:
+        return
+    for opt in opts.values():
+        if getattr(opt, "transfer", False) and hasattr(opt, "set_prior"):
+            opt.set_prior(obs, keep_start=False)
+
+
+def _budget_option(cfg: LiveConfig) -> dict[str, int]:
+    """The GP's evaluation budget per lane group (its exhaustive mode: every code once when the space
+    is no larger, then the close contenders; see eqtune.tune.optimizer), unless given as an option."""
+    if cfg.optimizer != "gp" or "budget" in (cfg.optimizer_options or {}):
+        return {}
+    return {"budget": int(cfg.budget) - int(cfg.remeasure_top_k)}
 
 
 def _optimizer_extra(opt: Any) -> dict[str, Any]:

@@ -91,6 +91,7 @@ import numpy as np
 from eqtune.errors import TuneError
 from eqtune.serdes.knobs import EqPoint, KnobSpace
 from eqtune.tune.base import BaseOptimizer, keys_array, rng_for
+from eqtune.tune.candidates import close_contender, corner_keys, limit_moves
 from eqtune.tune.space import IndexedSpace, Key
 
 ACQUISITIONS = ("ei", "pi", "lcb")
@@ -181,7 +182,12 @@ class GPOptimizer(BaseOptimizer):
     up to ``PAIR_MAX_KNOBS`` knobs; "axes": along the knob axes only, the configuration before it),
     ``ls_prior`` (sd of the log-normal prior on the knob axes' length scales, used with the diagonal
     directions from ``LS_PRIOR_MIN_KNOBS`` knobs up; 0 = plain maximum likelihood, the configuration
-    before it). The configuration before the diagonal directions is ``directions="axes",
+    before it), ``budget`` (evaluations the caller will spend; when the feasible space is no larger, every
+    code is measured once and then only the close contenders, ``contenders`` of them at most, are
+    re-measured; 0 = unknown), ``boundary`` (the incumbent's range-limit moves among the candidates),
+    ``corners`` (box corners in the initial design), ``transfer`` (live sessions: later lane groups
+    start from the earlier groups' measurements as the prior mean, see ``set_prior``). The
+    configuration before the diagonal directions is ``directions="axes",
     local_on_success=True, ls_prior=0``; the one before the trust region is ``directions="axes",
     trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
     """
@@ -198,7 +204,8 @@ class GPOptimizer(BaseOptimizer):
                  warp_y: str = "log", warp_q: float = 0.5, exploit_every: int = 0,
                  noise_max: float = 1.0, warp_scale: float = 1.0, warp_gate: float = 4.0,
                  axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs",
-                 ls_prior: float = 0.7) -> None:
+                 ls_prior: float = 0.7, budget: int = 0, contenders: int = 3, boundary: bool = True,
+                 corners: int = 0, transfer: bool = True) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -240,11 +247,21 @@ class GPOptimizer(BaseOptimizer):
         if not ls_prior >= 0.0:
             raise TuneError(f"ls_prior must be >= 0 (the sd of the length-scale prior; 0 = off), got {ls_prior}")
         self.ls_prior = float(ls_prior)
+        self.budget = max(0, int(budget))
+        self.contenders = max(0, int(contenders))
+        self.boundary = bool(boundary)
+        self.corners = max(0, int(corners))
+        self.transfer = bool(transfer)
+        if self.corners:  # the design was made above without them
+            self.design = self._make_design()
         self._warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
         self._model = None
         self._model_n = -1
         self._ystats = (0.0, 1.0)
         self._theta: dict[str, Any] = {}  # last fitted GP hyperparameters (log scale), see _fit
+        self._prior_keys: list[Key] = []  # earlier lanes' observations (eqtune.tune.transfer)
+        self._prior_ys: list[float] = []
+        self._prior: dict[str, Any] | None = None
 
     def _config(self) -> dict[str, Any]:
         return {"n_initial": self.n_initial, "acq": self.acq, "xi": self.xi, "kappa": self.kappa,
@@ -257,13 +274,16 @@ class GPOptimizer(BaseOptimizer):
                 "exploit_every": self.exploit_every, "noise_max": self.noise_max,
                 "warp_scale": self.warp_scale, "warp_gate": self.warp_gate,
                 "axis_first": self.axis_first, "ls_min": self.ls_min, "directions": self.directions,
-                "ls_prior": self.ls_prior}
+                "ls_prior": self.ls_prior, "budget": self.budget, "contenders": self.contenders,
+                "boundary": self.boundary, "corners": self.corners, "transfer": self.transfer}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], space: KnobSpace):
         cfg = dict(state.get("config") or {})
         cfg.setdefault("directions", "axes")  # saved before diagonal directions existed: resume as it ran
         cfg.setdefault("ls_prior", 0.0)  # saved before the length-scale prior existed: maximum likelihood
+        cfg.setdefault("boundary", False)  # saved before the range-limit candidates existed
+        cfg.setdefault("transfer", False)  # saved before transfer existed: no prior from earlier groups
         return super().from_state({**state, "config": cfg}, space)
 
     def _uses_pairs(self) -> bool:
@@ -278,13 +298,45 @@ class GPOptimizer(BaseOptimizer):
     def state(self) -> dict[str, Any]:
         st = super().state()
         st["gp"] = dict(self._theta)
+        if self._prior_keys:
+            st["prior"] = {"points": [self.ispace.codes(k) for k in self._prior_keys],
+                           "margins": [float(y) for y in self._prior_ys]}
         return st
 
     def _restore(self, state: Mapping[str, Any]) -> None:
         super()._restore(state)
         gp = state.get("gp") or {}
         self._theta = {"n": gp.get("n"), "theta": gp.get("theta"), "start": gp.get("start")}
+        pr = state.get("prior")
+        if pr:
+            self.set_prior(list(zip(pr["points"], pr["margins"])))
         self._model, self._model_n = None, -1
+
+    # -- transfer (eqtune.tune.transfer) -------------------------------------------------------
+    def set_prior(self, observations: list[tuple[Mapping[str, float], float]], *, keep_start: bool = True) -> None:
+        """Earlier lanes' / modules' observations ``[(codes, margin), ...]`` as the prior mean of this
+        run's GP (see eqtune.tune.transfer): no space-filling design; the first point is the start
+        (``keep_start`` and a start given), else the earlier lanes' best."""
+        from eqtune.tune.base import _full
+
+        keys = [self.ispace.key_of(_full(self.space, p), option="prior point") for p, _ in observations]
+        ys = [float(m) for _, m in observations]
+        if not keys:
+            return
+        from eqtune.tune.transfer import fit_prior
+
+        self._prior_keys, self._prior_ys = keys, ys
+        self._prior = fit_prior(self, keys, ys)
+        self.n_initial = 1
+        if not keep_start or self.start_key is None:
+            self.start_key = self._prior["best"]
+        first = self.start_key
+        self.design = [first]
+        self._model, self._model_n = None, -1
+
+    @property
+    def has_prior(self) -> bool:
+        return self._prior is not None
 
     # -- initial design ------------------------------------------------------------------------
     def _make_design(self) -> list[Key]:
@@ -300,6 +352,9 @@ class GPOptimizer(BaseOptimizer):
             warnings.simplefilter("ignore")  # balance-property warning for non powers of two
             u = qmc.Sobol(isp.d, scramble=True, seed=self.seed).random_base2(m)[:n_sobol]
         rng = rng_for(self.seed, 0, 7)
+        for key in self._corner_keys(getattr(self, "corners", 0)):
+            if key not in design:
+                design.append(key)
         for row in u:
             target = np.minimum(np.floor(row * isp.n_levels), isp.n_levels - 1).astype(float)
             key = tuple(int(v) for v in target)
@@ -309,6 +364,22 @@ class GPOptimizer(BaseOptimizer):
                     break
             design.append(key)
         return design
+
+    def _corner_keys(self, n: int) -> list[Key]:
+        return corner_keys(self.ispace, n, rng_for(self.seed, 0, 8))
+
+    # -- exhaustive mode -----------------------------------------------------------------------
+    def exhaustive(self) -> bool:
+        """Whether this run measures every feasible code once: the space is enumerated and no larger
+        than the evaluation ``budget`` the caller gave (0 = unknown: never). The order is still the
+        GP's (best expected first), so a run stopped early keeps a good point; afterwards only the close
+        contenders are re-measured (``_contender``)."""
+        nf = self.ispace.n_feasible
+        return bool(self.budget) and nf is not None and nf <= self.budget
+
+    def _contender(self) -> Key | None:
+        """Once every code is measured: the close contender to re-measure next (``close_contender``)."""
+        return close_contender(self.keys, self.ys, self.contenders)
 
     def in_initial_design(self) -> bool:
         return len(self._seen) < self.n_initial
@@ -321,6 +392,14 @@ class GPOptimizer(BaseOptimizer):
             return self._model
         self._model_n = n
         self._model = None
+        if self._prior is not None and self._seen:  # the residual on the earlier lanes' prior mean
+            from eqtune.tune.transfer import residual_model
+
+            keys = keys_array(self.keys, self.ispace.d)
+            self._warp = (0.0, 0.0)
+            self._model, self._ystats = residual_model(self, self._prior, self._inputs(keys), keys,
+                                                       np.asarray(self.ys, dtype=float))
+            return self._model
         if len(self._seen) < 2:
             return None
         from skopt.learning import GaussianProcessRegressor
@@ -467,6 +546,8 @@ class GPOptimizer(BaseOptimizer):
             for key in self.design:
                 if key not in taken:
                     return key
+        if self.exhaustive() and len(self._seen) >= int(self.ispace.n_feasible or 0):
+            return self._contender()
         if self._fit() is None:  # fewer than 2 distinct observations and no design left
             return self._random_untaken(taken)
         return self._acquire(taken)
@@ -502,6 +583,8 @@ class GPOptimizer(BaseOptimizer):
                 n_global = self.global_candidates if self.global_candidates is not None else self.n_candidates // 2
         parts.append(isp.sample(rng, n_global))
         parts.append(isp.neighbours(top, radius=1))
+        if self.boundary and top:
+            parts.append(self._limit_moves(top[:2]))
         if isp.d <= 4:
             parts.append(isp.neighbours(top[:1], radius=2))
         cands = np.unique(np.concatenate(parts).astype(np.int32), axis=0)
@@ -512,6 +595,9 @@ class GPOptimizer(BaseOptimizer):
             tview = np.ascontiguousarray(t.astype(cands.dtype)).view([("", cands.dtype)] * isp.d).ravel()
             cands = cands[~np.isin(view, tview)]
         return cands
+
+    def _limit_moves(self, keys: list[Key]) -> np.ndarray:
+        return limit_moves(self.ispace, keys)
 
     # -- trust region (TuRBO-style, in level-index space) -------------------------------------------
     def tr_length(self) -> tuple[float, bool]:

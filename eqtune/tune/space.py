@@ -16,8 +16,10 @@ import numpy as np
 from eqtune.errors import EqRangeError, TuneError
 from eqtune.serdes.knobs import EqPoint, KnobSpace
 
-#: Spaces up to this many grid points are enumerated once (feasible index matrix kept in memory).
-MAX_ENUMERATE = 300_000
+#: Spaces up to this many grid points are enumerated once (feasible index matrix kept in memory as
+#: small integers: 4 M points x 6 knobs is 24 MB in int8). Enumerated in chunks of ``ENUM_CHUNK``.
+MAX_ENUMERATE = 4_000_000
+ENUM_CHUNK = 262_144
 
 Key = tuple[int, ...]
 
@@ -42,9 +44,7 @@ class IndexedSpace:
         total = int(np.prod(self.n_levels.astype(float)))
         self.size = total
         if total <= max_enumerate:
-            idx = np.indices(tuple(self.n_levels)).reshape(self.d, -1).T.astype(np.int32)
-            mask = space.feasible(self.values(idx))
-            self.grid = idx[mask]
+            self.grid = self._enumerate(total)
             if len(self.grid) == 0:
                 raise TuneError(
                     f"the knob space ({', '.join(self.names)}) is empty after its constraints: "
@@ -57,6 +57,19 @@ class IndexedSpace:
                     f"no feasible point found in the knob space ({', '.join(self.names)}) after its "
                     "constraints: tune fewer knobs (--knobs) or fix others to feasible values"
                 )
+
+    def _enumerate(self, total: int) -> np.ndarray:
+        """Feasible level-index rows of the whole box (C order), in the smallest integer type that holds
+        the largest level index, checked against the constraints ``ENUM_CHUNK`` points at a time."""
+        dtype = np.int8 if int(self.n_levels.max()) <= 127 else (np.int16 if int(self.n_levels.max()) <= 32767
+                                                                 else np.int32)
+        shape = tuple(int(n) for n in self.n_levels)
+        parts = []
+        for a in range(0, total, ENUM_CHUNK):
+            flat = np.arange(a, min(a + ENUM_CHUNK, total), dtype=np.int64)
+            idx = np.stack(np.unravel_index(flat, shape), axis=1).astype(dtype)
+            parts.append(idx[self.space.feasible(self.values(idx))])
+        return np.concatenate(parts) if parts else np.zeros((0, self.d), dtype=dtype)
 
     # -- conversions ---------------------------------------------------------------------------
     @property

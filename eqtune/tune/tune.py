@@ -170,6 +170,7 @@ def tune(
     optimizer: str | BaseOptimizer = "gp",
     optimizer_options: Mapping[str, Any] | None = None,
     remeasure_top_k: int = 0,
+    prior: Any = None,
 ) -> TuneResult:
     """Tune ``source.space`` for the largest margin.
 
@@ -182,11 +183,19 @@ def tune(
     profile's codes) measured first. ``callback(progress)`` after each measurement; return True to
     stop. ``optimizer``: "gp" (default), "grid", "random" or an optimizer instance (e.g. restored with
     ``optimizer_from_state``). ``remeasure_top_k``: re-measure the k best candidates at the end (noisy
-    sources). Ctrl-C stops and returns the best so far (``stop_reason == "interrupted"``).
+    sources). ``prior``: earlier lanes' / modules' results (``TuneResult`` objects or their dicts, or
+    (codes, margin) pairs) as the GP's prior mean (eqtune.tune.transfer); the start is then their best
+    code unless ``start`` is given. Ctrl-C stops and returns the best so far (``stop_reason ==
+    "interrupted"``).
     """
     t_start = time.perf_counter()
     budget = int(budget)
     space = source.space
+    prior_obs = []
+    if prior is not None:
+        from eqtune.tune.transfer import prior_observations
+
+        prior_obs = prior_observations(prior, space.names)
     start_point = dict(start) if start is not None else source_start(source)
     full_start = dict(space.fixed)
     full_start.update({k: float(v) for k, v in start_point.items()})
@@ -199,10 +208,22 @@ def tune(
             # exact margins (simulation): the white-noise term only absorbs the landscape's fine
             # structure (<= 1 % of the margin variance), it must not smooth the top away
             options.setdefault("noise_max", DETERMINISTIC_NOISE_MAX)
+            options.setdefault("contenders", 0)  # exact margins: nothing to re-measure
+        if optimizer == "gp":
+            # the budget tells the GP whether to measure every code once (space <= budget, see
+            # GPOptimizer.exhaustive) and then re-measure only the close contenders
+            options.setdefault("budget", max(0, budget - max(0, int(remeasure_top_k))))
         opt = make_optimizer(optimizer, space, seed=seed, start=full_start, **options)
     else:
         opt = optimizer
     isp = opt.ispace
+    if prior_obs:
+        if not hasattr(opt, "set_prior"):
+            raise TuneError(f"a prior from earlier lanes needs the gp optimizer, not {getattr(opt, 'kind', opt)}")
+        opt.set_prior([(_full(space, p), m) for p, m in prior_obs], keep_start=start is not None)
+        if start is None:  # start from the earlier lanes' best
+            full_start = dict(full_start)
+            full_start.update(isp.point(opt.design[0]))
     start_key = isp.key_of(full_start, option="--start")
 
     remeasure_top_k = max(0, int(remeasure_top_k))

@@ -15,7 +15,8 @@ def _run(*args: str):
 
 def test_sim_json(tmp_path):
     prof = tmp_path / "p.json"
-    r = _run("c2m-10in", "--sim", "--budget", "12", "--seed", "3", "--json", "--save-profile", str(prof))
+    r = _run("c2m-10in", "--sim", "--optimizer", "gp", "--budget", "12", "--seed", "3", "--json", "--save-profile",
+             str(prof))
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert set(d) >= {"baseline", "tuned", "evaluations", "history"}
@@ -105,7 +106,7 @@ def test_sim_budget_default_is_60(monkeypatch):
         raise SystemExit(0)
 
     monkeypatch.setattr(tune_pkg, "tune", fake_tune)
-    r = _run("c2m-10in", "--sim")
+    r = _run("c2m-10in", "--sim", "--optimizer", "gp")  # (automatic: the grid when it costs less, see below)
     assert r.exit_code == 0, r.output
     assert got["budget"] == 60
 
@@ -126,7 +127,7 @@ def test_optimizer_options_reach_the_optimizer():
     """--optimizer-option is typed, passed to the GP and recorded: n_initial=4 gives 4 design points
     (baseline included) where the 3-knob default is 5."""
     def design(*extra):
-        r = _run("c2m-10in", "--sim", "--budget", "8", "--seed", "5", "--json", *extra)
+        r = _run("c2m-10in", "--sim", "--optimizer", "gp", "--budget", "8", "--seed", "5", "--json", *extra)
         assert r.exit_code == 0, r.output
         d = json.loads(r.stdout)
         return d, sum(1 for h in d["history"] if h["phase"] in ("baseline", "initial"))
@@ -170,3 +171,25 @@ def test_live_run_journals_optimizer_options(tmp_path):
     assert view.plan()["optimizer_options"] == {"n_initial": 3}
     with pytest.raises(InputError, match="bogus"):
         LiveConfig(module="emu:c2m-10in", optimizer_options={"bogus": 1}).check()
+
+
+def test_sim_search_is_exhaustive_when_the_grid_costs_less_and_says_so(monkeypatch):
+    """--sim without --optimizer: the whole grid in one batch when it costs no more time than the
+    budgeted GP run, else the GP; the JSON and the text say which, and why."""
+    import eqtune.tune.plan as plan
+
+    monkeypatch.setattr(plan, "GP_STEP_S", 10.0)  # GP steps made expensive: the 256-code grid wins
+    r = _run("c2m-10in", "--sim", "--budget", "20", "--seed", "1", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["search"]["mode"] == "exhaustive" and d["search"]["feasible"] == 256
+    assert d["optimizer"] == "grid" and d["evaluations"] == 256 and d["stop_reason"] == "exhausted"
+    assert d["tuned"]["margin"] == max(h["margin"] for h in d["history"])  # the grid optimum
+    monkeypatch.setattr(plan, "GP_STEP_S", 0.0)
+    monkeypatch.setattr(plan, "LOOP_S", 1.0)  # grid points made expensive: the GP wins
+    r = _run("c2m-10in", "--sim", "--budget", "20", "--seed", "1")
+    assert r.exit_code == 0, r.output
+    assert "search       gp:" in r.output and "cost less than the whole grid (256 codes" in r.output
+    assert "evaluations  20 of 20" in r.output
+    r = _run("c2m-10in", "--sim", "--budget", "20", "--seed", "1", "--patience", "3", "--json")
+    assert json.loads(r.stdout)["search"]["reason"] == "--patience given: the GP"

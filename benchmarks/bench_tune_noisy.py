@@ -1,0 +1,234 @@
+"""Live-like tuning benchmark: noisy BER counts with a finite dwell, scored on the TRUE margin of the
+recommendation after N measurements (not on the luckiest measurement).
+
+Each problem's exhaustive grid (bench_tune's cached eye heights, real engine) is the truth. A
+measurement reads it the way a live tune does: through a bit-error count. The link is taken as
+Gaussian-noise limited (below), stressed so that the grid optimum reads BER = ``--ber-opt`` (1e-6: a
+noise-loaded measurement, what an FAE does so that a dwell of milliseconds counts errors at all; at
+nominal noise the top codes of these links are at 1e-15..1e-25 and any dwell counts zero). Errors ~ Poisson(BER x bits) as the emulators count them
+(eqtune.drivers.emulated_link.EmulatedLink.count_errors), with ``--bits`` per measurement (1e8, about
+1 ms at 106 Gb/s: ~100 errors at the optimum). The measured margin is sigma x Qinv(BER counted), the BER
+floored at 2.996 errors (eqtune.tune.live.ber_floor, the 95 % zero-count bound), mapped back to mV
+(below). The true margin is the
+grid's eye height; the score of a recommendation is its loss 20 log10(optimum / true eh) in dB.
+
+Link model (Gaussian noise): the eye height at the target BER is eh = A - 2 sigma Qinv(BER target), so the
+slicer's BER is Q(eh / (2 sigma) + Qinv(target)): linear in Q. The stress (noise loading) sets the two
+ends: a code with eh = 0 counts ``--ber-closed`` (1e-3: a closed 1e-6 eye still counts pre-FEC errors,
+not 0.5) and the grid optimum counts ``--ber-opt`` (1e-6). BER = Q(a eh + c) with c = Qinv(ber_closed),
+a = (Qinv(ber_opt) - c) / optimum; the measured margin maps the counted BER back, (Qinv(BER) - c) / a
+(mV). Far-closed eyes still read BER ~0.5: flat, as on a real link.
+
+Optimizers, same seeds and the same cap (``--cap``): eqtune's GP (its noise-aware recommendation: best
+posterior mean over measured codes), GP + ``--remeasure 3``, random search and Optuna TPE / GPSampler
+(their recommendation: the best measured trial, ``study.best_trial``). Optuna/torch only in the
+benchmark's own venv.
+
+Run:  nice python benchmarks/bench_tune_noisy.py [--seeds 8] [--problems 0,1,8,9,10] [--json out.json]
+Problems are bench_tune's indices: 0-1 library channels (settings may be chosen there), 8-10 IEEE
+802.3ck held-out channels (report only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_tune as bt  # noqa: E402
+
+from eqtune.tune import TableSource, tune  # noqa: E402
+from eqtune.tune.live import ber_floor  # noqa: E402
+from eqtune.tune.source import Measurement  # noqa: E402
+from eqtune.tune.space import IndexedSpace  # noqa: E402
+
+
+def _qinv(ber: float) -> float:
+    from scipy.special import erfcinv
+
+    return math.sqrt(2.0) * float(erfcinv(2.0 * min(max(ber, 1e-300), 0.5)))
+
+
+def _q(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erfc
+
+    return 0.5 * erfc(np.asarray(x, dtype=float) / math.sqrt(2.0))
+
+
+class CountingSource:
+    """A grid of true eye heights (mV) read through Poisson bit-error counts (see the module notes)."""
+
+    def __init__(self, table: TableSource, a: float, c: float, bits: float, seed: int) -> None:
+        self.table = table
+        self.space = table.space
+        self.a, self.c = float(a), float(c)
+        self.bits = int(bits)
+        self.rng = np.random.default_rng(seed)
+        self.deterministic = False
+        self.units = "mV"
+        self.objective = "eye_height (counted)"
+
+    def default_point(self):
+        return self.table.default_point()
+
+    def true_margin(self, point) -> float:
+        return float(self.table.measure(point).margin)
+
+    def measure(self, point) -> Measurement:
+        eh = self.true_margin(point)
+        ber = float(_q(self.a * eh + self.c))
+        errors = int(self.rng.poisson(ber * self.bits))
+        counted = ber_floor(self.bits, min(errors, self.bits))
+        return Measurement((_qinv(counted) - self.c) / self.a, {"errors": errors, "bits": self.bits}, 0.0)
+
+
+def loss_db(opt: float, eh: float) -> float:
+    return 20.0 * math.log10(opt / eh) if eh > 0 else math.inf
+
+
+def run_ours(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, remeasure: int) -> list[float]:
+    """True margin of the recommendation after each measurement (GP: best posterior mean; during the
+    initial design the best measured)."""
+    recs: list[float] = []
+
+    def cb(p) -> None:
+        codes = p.recommended if p.recommended is not None else p.best_codes
+        pt = dict(src.table.default_point())
+        pt.update({k: float(v) for k, v in codes.items()})
+        recs.append(src.true_margin(pt))
+
+    r = tune(src, budget=cap, seed=seed, optimizer="gp", callback=cb, remeasure_top_k=remeasure)
+    final = src.true_margin(r.tuned.point)
+    recs[-1] = final  # the run's own final pick (its recommendation rule at the end)
+    return recs
+
+
+def run_random(src: CountingSource, isp: IndexedSpace, seed: int, cap: int) -> list[float]:
+    r = tune(src, budget=cap, seed=seed, optimizer="random")
+    best, out = -math.inf, []
+    for e in r.history:  # the best MEASURED point so far is its pick
+        if e.margin > best:
+            best, pick = e.margin, e.codes
+        pt = dict(src.table.default_point())
+        pt.update({k: float(v) for k, v in pick.items()})
+        out.append(src.true_margin(pt))
+    return out
+
+
+def run_optuna(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, sampler: str) -> list[float]:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    smp = optuna.samplers.GPSampler(seed=seed) if sampler == "gp" else optuna.samplers.TPESampler(seed=seed)
+    study = optuna.create_study(direction="maximize", sampler=smp)
+    study.enqueue_trial({n: int(i) for n, i in zip(isp.names, isp.key_of(src.default_point()))})
+    rng = np.random.default_rng(seed)
+    out: list[float] = []
+    best = [-math.inf, None]
+
+    def objective(trial):
+        key = tuple(trial.suggest_int(n, 0, int(m) - 1) for n, m in zip(isp.names, isp.n_levels))
+        if not isp.is_feasible(key):
+            key = isp.nearest_feasible(np.asarray(key, dtype=float), set(), rng)
+        y = src.measure(isp.point(key)).margin
+        if y > best[0]:
+            best[:] = [y, key]
+        out.append(src.true_margin(isp.point(best[1])))
+        return y
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(objective, n_trials=cap)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--cap", type=int, default=60, help="measurements per run, every optimizer")
+    ap.add_argument("--at", type=int, default=25, help="score the recommendation after this many measurements")
+    ap.add_argument("--bits", type=float, default=1e8, help="bits counted per measurement (finite dwell)")
+    ap.add_argument("--ber-opt", type=float, default=1e-6, help="BER the grid optimum reads (noise loading)")
+    ap.add_argument("--ber-closed", type=float, default=1e-3, help="BER a code with eye height 0 reads")
+    ap.add_argument("--problems", default="0,1,8,9,10")
+    ap.add_argument("--no-gpsampler", action="store_true")
+    ap.add_argument("--gps-seeds", type=int, default=None, help="GPSampler on the first N seeds only (slow)")
+    ap.add_argument("--no-optuna", action="store_true")
+    ap.add_argument("--cache", type=Path, default=bt.ROOT / "benchmarks" / ".cache")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    seeds = list(range(args.seeds))
+    kinds = ["gp", "gp_remeasure3", "random"]
+    if not args.no_optuna:
+        try:
+            import optuna  # noqa: F401
+
+            kinds.append("tpe")
+            if not args.no_gpsampler:
+                import torch  # noqa: F401
+
+                kinds.append("gpsampler")
+        except ImportError:
+            print("optuna/torch not installed: those columns are skipped", file=sys.stderr)
+    rows = []
+    for i in (int(x) for x in args.problems.split(",")):
+        name, ch, d, knobs = bt.PROBLEMS[i]
+        s, grid, ms, _ = bt.grid_table(name, ch, d, knobs, args.cache)
+        table = TableSource(s.space, grid, ms, start=s.default_point(), units="mV")
+        isp = IndexedSpace(s.space)
+        opt = float(ms.max())
+        q0 = _qinv(args.ber_closed)
+        qa = (_qinv(args.ber_opt) - q0) / opt
+        row = {"problem": name, "index": i, "optimum_mv": opt, "q_per_mv": qa, "q_at_0mv": q0}
+        for kind in kinds:
+            t0 = time.perf_counter()
+            curves = []
+            for sd in (seeds[: args.gps_seeds] if kind == "gpsampler" and args.gps_seeds else seeds):
+                src = CountingSource(table, qa, q0, args.bits, seed=10_000 + sd)
+                if kind == "gp":
+                    c = run_ours(src, isp, sd, args.cap, 0)
+                elif kind == "gp_remeasure3":
+                    c = run_ours(src, isp, sd, args.cap, 3)
+                elif kind == "random":
+                    c = run_random(src, isp, sd, args.cap)
+                else:
+                    c = run_optuna(src, isp, sd, args.cap, "gp" if kind == "gpsampler" else "tpe")
+                curves.append(c)
+            at = [loss_db(opt, c[min(args.at, len(c)) - 1]) for c in curves]
+            end = [loss_db(opt, c[-1]) for c in curves]
+            first = [next((n for n, v in enumerate(c, 1) if loss_db(opt, v) <= 0.1), None) for c in curves]
+            row[kind] = {"loss_db_at": [round(v, 3) for v in at], "loss_db_end": [round(v, 3) for v in end],
+                         "first_within_0.1dB": first, "s_per_run": round((time.perf_counter() - t0) / len(curves), 2)}
+            print(f"{name} {kind}: loss@{args.at} median {np.median(at):.3f} dB, within 0.1 dB "
+                  f"{sum(v <= 0.1 for v in at)}/{len(at)}; loss@{args.cap} median {np.median(end):.3f}; "
+                  f"first within 0.1 dB {first}", flush=True)
+        rows.append(row)
+    print(f"\nlive-like (Poisson counts, {args.bits:.0e} bits a measurement, optimum at BER {args.ber_opt:g}): "
+          f"loss of the recommendation's TRUE eye height after {args.at} / {args.cap} measurements, dB "
+          f"(median of {len(seeds)} seeds; k/n = runs within 0.1 dB)")
+    print("| problem | " + " | ".join(kinds) + " |")
+    print("|---|" + "---|" * len(kinds))
+    for r in rows:
+        cells = []
+        for k in kinds:
+            a, e = r[k]["loss_db_at"], r[k]["loss_db_end"]
+            cells.append(f"{np.median(a):.2f} ({sum(v <= 0.1 for v in a)}/{len(a)}) / {np.median(e):.2f} "
+                         f"({sum(v <= 0.1 for v in e)}/{len(e)})")
+        print(f"| {r['problem']} | " + " | ".join(cells) + " |")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "seeds": seeds, "cap": args.cap, "at": args.at,
+                                         "bits": args.bits, "ber_opt": args.ber_opt, "ber_closed": args.ber_closed,
+                                         "engine_version": bt.engine_version()}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

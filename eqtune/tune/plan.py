@@ -1,0 +1,123 @@
+"""How a tune will spend its measurements, decided and announced before the first one.
+
+* ``choose_sim_search``: in simulation, measure the whole feasible grid in one vectorized batch when
+  that costs no more wall time than the budgeted GP run, else run the GP. The grid's cost is timed on a
+  probe batch of the grid itself; the GP run's cost is ``budget`` single evaluations plus the
+  optimizer's own time per step (ask + tell, ``GP_STEP_S``, measured in benchmarks/bench_tune.py).
+* ``live_plan``: for a live session, the knobs, the number of feasible codes, how the GP will use its
+  budget (every code once plus the close contenders re-measured when the space is no larger than the
+  budget, see ``GPOptimizer.exhaustive``) and the expected time, from the dwell and the number of lane
+  groups. Shown by ``eqtune tune --live`` and sent to the TUI as a ``plan`` event before the first write.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: the GP's own time per step (ask + tell) in seconds, the mean at 50-70 observations on 5 knobs in
+#: benchmarks/bench_tune.py (docs/tuning.md); used only to compare the two ways of spending a --sim run
+GP_STEP_S = 0.06
+#: a probe batch this large (consecutive grid rows, as the grid run measures them) times the vectorized
+#: engine per point; one more point times a single evaluation
+PROBE_POINTS = 256
+#: tune()'s own bookkeeping per measured point in a grid run (s): a 21,760-point run spent ~9 s of 25 s
+#: outside the engine under cProfile, ~0.2 ms a point without it
+LOOP_S = 2e-4
+
+
+@dataclass(frozen=True)
+class SimSearch:
+    """The search a ``--sim`` run uses and why (seconds are estimates from a timed probe)."""
+
+    mode: str  # "exhaustive" | "gp"
+    feasible: int | None  # feasible codes (None: too many to enumerate)
+    budget: int
+    grid_s: float | None  # the whole grid in one batch (s)
+    gp_s: float  # the budgeted GP run (s)
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def choose_sim_search(source: Any, budget: int, ispace: Any = None) -> SimSearch:
+    """Exhaustive batch when the feasible grid costs no more than ``budget`` sequential GP steps.
+
+    ``source``: a ``SimulationSource`` (``measure_batch``); ``ispace``: its ``IndexedSpace`` (built when
+    None). The probe measures ``PROBE_POINTS`` grid points in one batch and one point alone; the
+    estimates are as noisy as the machine's load (a busy machine: +-50 %)."""
+    from eqtune.tune.space import IndexedSpace
+
+    isp = ispace if ispace is not None else IndexedSpace(source.space)
+    nf = isp.n_feasible
+    if nf is None or not hasattr(source, "measure_batch"):
+        return SimSearch("gp", nf, budget, None, float("nan"),
+                         "the space is too large to enumerate" if nf is None else "the source has no batch mode")
+    mid = max(0, nf // 2 - PROBE_POINTS // 2)
+    rows = isp.grid[mid: mid + PROBE_POINTS]
+    pts = [isp.point(r) for r in rows]
+    t0 = time.perf_counter()
+    source.measure_batch(pts)
+    per_batch = (time.perf_counter() - t0) / len(pts)
+    t0 = time.perf_counter()
+    source.measure(pts[0])
+    single = time.perf_counter() - t0
+    grid_s = (per_batch + LOOP_S) * nf
+    gp_s = budget * (single + GP_STEP_S)
+    if grid_s <= gp_s:
+        why = f"the whole grid ({nf} codes, ~{grid_s:.1f} s in one batch) costs no more than {budget} GP steps (~{gp_s:.1f} s)"
+        return SimSearch("exhaustive", nf, budget, grid_s, gp_s, why)
+    why = f"{budget} GP steps (~{gp_s:.1f} s) cost less than the whole grid ({nf} codes, ~{grid_s:.1f} s)"
+    return SimSearch("gp", nf, budget, grid_s, gp_s, why)
+
+
+@dataclass(frozen=True)
+class LivePlan:
+    """What a live session will do, announced before the first write."""
+
+    knobs: list[str]
+    space_size: int  # codes in the box
+    feasible: int | None  # feasible codes (None: too many to enumerate)
+    groups: int  # lane groups tuned one after the other
+    budget: int  # evaluations per lane group
+    mode: str  # "exhaustive" (every code once, then the close contenders) | "gp"
+    evaluations: int  # expected evaluations per lane group
+    dwell_s: float
+    expected_s: float  # all groups, evaluations only (baseline and verify dwells included)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def text(self) -> str:
+        space = f"{self.feasible} feasible codes" if self.feasible is not None else f"{self.space_size} codes"
+        how = (f"exhaustive: every code once, then the close contenders re-measured (up to {self.budget})"
+               if self.mode == "exhaustive" else f"Bayesian search, up to {self.budget} evaluations")
+        return (f"plan: knobs {', '.join(self.knobs)}; {space}; {how} per lane group x {self.groups}; "
+                f"expected {_duration(self.expected_s)} at {self.dwell_s:g} s dwell")
+
+
+def live_plan(space: Any, *, groups: int, budget: int, dwell_s: float, verify_dwell_s: float | None = None,
+              write_s: float = 0.5, optimizer: str = "gp", remeasure: int = 0) -> LivePlan:
+    """The plan of a live session over ``space`` (a ``KnobSpace``): ``budget`` evaluations per lane
+    group, each a write (``write_s``, s) plus a ``dwell_s`` measurement; a baseline and a verify dwell
+    per group."""
+    from eqtune.tune.space import IndexedSpace
+
+    isp = IndexedSpace(space)
+    nf = isp.n_feasible
+    main = int(budget) - int(remeasure)
+    exhaustive = optimizer == "gp" and nf is not None and nf <= main
+    evals = int(budget)
+    per_group = evals * (dwell_s + write_s) + dwell_s + (verify_dwell_s if verify_dwell_s is not None else dwell_s)
+    return LivePlan(list(space.names), int(isp.size), nf, int(groups), int(budget),
+                    "exhaustive" if exhaustive else "gp", evals, float(dwell_s), groups * per_group)
+
+
+def _duration(s: float) -> str:
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
