@@ -189,8 +189,10 @@ class CmisModule(PrbsMixin, VdmMixin):
         """Page 01h advertisement (cached; ``refresh=True`` re-reads)."""
         if self._caps is not None and not refresh:
             return self._caps
-        lower2 = self.regs.read(0, 2, 1)
-        app = self.regs.read(0, 86, 4)
+        # no checksum covers the lower page: read twice and compare, as page 01h (one flipped bit of
+        # byte 2 would turn a hot-reconfigurable module into one that refuses every apply)
+        lower2 = self.regs.read_stable(0, 2, 1)
+        app = self.regs.read_stable(0, 86, 4)
         p1 = self.regs.read_stable(1, 142, 21)  # 142..162
 
         def b(off: int) -> int:

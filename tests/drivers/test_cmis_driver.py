@@ -375,3 +375,15 @@ def test_apply_of_active_codes_writes_nothing():
     assert mod.tx_adaptive_enabled()[5]
     mod.apply_eq({5: {"tx_eq": code}})
     assert not mod.tx_adaptive_enabled()[5]
+
+
+
+def test_one_corrupted_read_of_the_lower_page_advertisement_is_caught():
+    """No checksum covers lower-page byte 2 (SteppedConfigOnly, AutoCommissioning): capabilities()
+    reads it twice, so a flipped bit in the first read transaction never changes the advertisement
+    (before: one flip could turn a hot-reconfigurable module into one that refuses every apply)."""
+    emu, mod = make_module()
+    clean = mod.capabilities(refresh=True)
+    for _ in range(30):  # the flipped bit is random: many tries cover every bit of byte 2
+        emu.inject("corrupt", count=1, on="read")  # the next read transaction: lower byte 2
+        assert mod.capabilities(refresh=True) == clean
