@@ -85,6 +85,7 @@ class SessionController:
         self.module: Any = None
         self.identity: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
+        self.doctor: dict[str, Any] = {}  # eqtune.drivers.cmis_doctor report of the connected module
         self.module_codes: dict[int, dict[str, int]] = {}  # every lane's Active Control Set (page 11h) at connect
         self.tx_adaptive: dict[int, bool] = {}  # Tx input adaptive EQ per lane at connect
         self._eye_cache: dict[Any, list[str]] = {}
@@ -172,6 +173,18 @@ class SessionController:
             self.tx_adaptive = dict(self.module.tx_adaptive_enabled()) if self.capabilities.get("tx_adaptive") else {}
         except AttributeError:
             self.tx_adaptive = {}
+        self.doctor = self._diagnose()
+
+    def _diagnose(self) -> dict[str, Any]:
+        """``module doctor``'s read-only report (Apply method, whether traffic goes down, what eqtune cannot
+        do on this module); {} for a module object without the CMIS policy (test fakes)."""
+        from eqtune.drivers.cmis_doctor import diagnose
+        from eqtune.errors import EqtuneError
+
+        try:
+            return diagnose(self.module).to_dict()
+        except (AttributeError, TypeError, EqtuneError):
+            return {}
 
     def active_codes(self) -> dict[int, dict[str, int]]:
         if self.module is None:

@@ -18,8 +18,10 @@ IDENTITY_FIELDS = (("vendor", "Vendor"), ("pn", "Part number"), ("sn", "Serial")
                    ("module_state", "State"), ("form_factor", "Form factor"))
 
 
-def capability_rows(caps: dict[str, Any]) -> list[tuple[str, str]]:
-    """The page 01h advertisement as (what, value) rows an FAE reads (ranges in codes and dB)."""
+def capability_rows(caps: dict[str, Any], doctor: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    """The page 01h advertisement as (what, value) rows an FAE reads (ranges in codes and dB); with
+    ``module doctor``'s report (eqtune/drivers/cmis_doctor.py) the Apply row says which trigger eqtune
+    uses and whether traffic goes down, and one row per thing eqtune cannot do on this module."""
     rows: list[tuple[str, str]] = []
     if caps.get("lanes"):
         rows.append(("Lanes", str(caps["lanes"])))
@@ -33,10 +35,20 @@ def capability_rows(caps: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("Rx amplitude", ",".join(map(str, caps["rx_amp_codes"]))))
     if caps.get("tx_eq_max") is not None:
         rows.append(("Tx input EQ", f"0..{caps['tx_eq_max']}" + (", adaptive" if caps.get("tx_adaptive") else "")))
-    rows.append(("Apply", "immediate" if caps.get("apply_immediate") else "on DP init"
-                 + (" (stepped config only)" if caps.get("stepped_config_only") else "")))
+    apply = (doctor or {}).get("apply") or {}
+    if apply.get("supported"):
+        rows.append(("Apply", f"{apply['trigger']}{' after DPDeinit' if apply.get('deinit') else ''}: "
+                              + ("TRAFFIC GOES DOWN on every write" if apply.get("traffic_down")
+                                 else "traffic stays up")))
+    elif apply:
+        rows.append(("Apply", "NOT SUPPORTED: codes can be read, not written"))
+    else:
+        rows.append(("Apply", "immediate" if caps.get("apply_immediate") else "on DP init"
+                     + (" (stepped config only)" if caps.get("stepped_config_only") else "")))
     rows.append(("BER / VDM", f"{'PRBS checker' if caps.get('diagnostics') else 'no checker'}, "
                               f"{'VDM' if caps.get('vdm') else 'no VDM'}"))
+    for what in (doctor or {}).get("cannot", []):
+        rows.append(("Cannot", what))
     return rows
 
 
@@ -117,7 +129,7 @@ class DevicesPane(StepPane):
                 ident.add_row(label, str(c.identity[key]))
         caps = self.query_one("#capabilities", DataTable)
         caps.clear()
-        for row in capability_rows(c.capabilities):
+        for row in capability_rows(c.capabilities, c.doctor):
             caps.add_row(*row)
         codes = self.query_one("#lane-codes", DataTable)
         codes.clear()
