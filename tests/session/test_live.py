@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from eqtune.drivers.emulator_module import emulator_for
 from eqtune.drivers.transport import parse_resource
+from eqtune.emulate.module import emulator_for
 from eqtune.session.journal import read_journal
 from eqtune.session.live import LiveConfig, LiveTuner, load_session, save_session_profile
 from eqtune.session.profile import Profile
@@ -23,7 +23,7 @@ def q_db(ber: float) -> float:
 
 def scpi(name: str, link, seed: int = 1):
     from eqtune.drivers.definition import find_definition
-    from eqtune.drivers.emulator_scpi import ScpiEmulator
+    from eqtune.emulate.scpi import ScpiEmulator
 
     return ScpiEmulator(find_definition(name), link, seed=seed).start()
 
