@@ -49,8 +49,8 @@ class Timer:
 
 
 def live_overhead(evals: int, instrument: bool) -> dict:
-    from eqtune.drivers.emulator_module import emulator_for
     from eqtune.drivers.transport import parse_resource
+    from eqtune.emulate.module import emulator_for
     from eqtune.session.journal import Journal
     from eqtune.session.live import LiveConfig, LiveTuner
     from eqtune.tune.live import LiveSource
@@ -67,7 +67,7 @@ def live_overhead(evals: int, instrument: bool) -> dict:
     dwell = 0.001
     if instrument:
         from eqtune.drivers.definition import find_definition
-        from eqtune.drivers.emulator_scpi import ScpiEmulator
+        from eqtune.emulate.scpi import ScpiEmulator
 
         for p, q, a in itertools.product(range(8), range(8), range(4)):
             link.quality(1, "host_rx", dict(rx_pre=p, rx_post=q, rx_amp=a))
@@ -119,8 +119,8 @@ def live_overhead(evals: int, instrument: bool) -> dict:
 
 def push_many(n: int, jobs: int) -> dict:
     from eqtune.drivers.cmis import open_module
-    from eqtune.drivers.emulator_module import emulator_for
     from eqtune.drivers.transport import parse_resource
+    from eqtune.emulate.module import emulator_for
     from eqtune.session.profile import Profile
     from eqtune.session.push import push_profile
 

@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
 
-    from eqtune.drivers.emulator_module import emulator_for, reset_emulators
     from eqtune.drivers.measurement import dwell_for
     from eqtune.drivers.transport import parse_resource
+    from eqtune.emulate.module import emulator_for, reset_emulators
     from eqtune.session.live import LiveConfig, LiveTuner, load_session
 
     dwell = dwell_for(1e-12, 106.25e9)

@@ -3,7 +3,7 @@
     python benchmarks/bench_push_faults.py [--pushes 1000] [--seed 18] [--json out.json]
 
 Every push goes through the real driver stack (CmisModule -> PagedRegisters -> transport) to an
-in-process emulated module; between the two sits :class:`eqtune.drivers.faults.FaultyTransport`, armed
+in-process emulated module; between the two sits :class:`eqtune.emulate.faults.FaultyTransport`, armed
 with 1-3 faults per push at random transactions within the push (NACK, timeout, corrupt read-back,
 reject of the Apply, reset of the module in the middle of a write). Half of the modules power up with
 Tx input adaptive EQ on (as shipped), half with fixed Tx input EQ; profiles set random subsets of
@@ -82,9 +82,10 @@ def _expected(before, profile_codes) -> dict:
 
 def run(pushes: int, seed: int, restore: str) -> dict:
     from eqtune.drivers.cmis import CmisModule
-    from eqtune.drivers.emulator_module import EmulatedModule, VirtualClock
-    from eqtune.drivers.faults import FaultyTransport
-    from eqtune.drivers.transport import EmulatorTransport, PagedRegisters
+    from eqtune.drivers.transport import PagedRegisters
+    from eqtune.emulate.faults import FaultyTransport
+    from eqtune.emulate.module import EmulatedModule, VirtualClock
+    from eqtune.emulate.transport import EmulatorTransport
     from eqtune.session import push as P
     from eqtune.session.profile import Profile
 

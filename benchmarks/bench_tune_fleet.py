@@ -2,7 +2,7 @@
 lane to within 0.1 dB of that lane's own optimum, cold vs warm-started from earlier lanes.
 
 Fleet: every lane is the channel with an extra trace loss proportional to frequency (normalized at
-Nyquist), as eqtune's emulator varies its lanes (eqtune.drivers.emulated_link: sdd21 x
+Nyquist), as eqtune's emulator varies its lanes (eqtune.emulate.link: sdd21 x
 10^(-extra f / f_Nyquist / 20)): extra = module offset ~ N(0, ``--module-sd`` 1.0 dB) + lane offset ~
 N(0, ``--lane-sd`` 0.6 dB, the emulator's default lane spread). Each lane's exhaustive grid (real engine,
 cached in benchmarks/.cache under its content key) is its truth; margins are exact (simulation), so a

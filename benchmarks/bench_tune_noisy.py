@@ -6,7 +6,7 @@ measurement reads it the way a live tune does: through a bit-error count. The li
 Gaussian-noise limited (below), stressed so that the grid optimum reads BER = ``--ber-opt`` (1e-6: a
 noise-loaded measurement, what an FAE does so that a dwell of milliseconds counts errors at all; at
 nominal noise the top codes of these links are at 1e-15..1e-25 and any dwell counts zero). Errors ~ Poisson(BER x bits) as the emulators count them
-(eqtune.drivers.emulated_link.EmulatedLink.count_errors), with ``--bits`` per measurement (1e8, about
+(eqtune.emulate.link.EmulatedLink.count_errors), with ``--bits`` per measurement (1e8, about
 1 ms at 106 Gb/s: ~100 errors at the optimum). The measured margin is sigma x Qinv(BER counted), the BER
 floored at 2.996 errors (eqtune.tune.live.ber_floor, the 95 % zero-count bound), mapped back to mV
 (below). The true margin is the

@@ -54,8 +54,8 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     # a fixed code does. Its virtual clock (fast=1) makes the dwell a 1e-12 BER target needs (~28 s)
     # instant.
     resource = f"emu:{CHANNEL}?seed={seed}&settle_ms=2" + ("&fast=1&adaptive=0" if module_ber else "")
-    from eqtune.drivers.emulator_module import emulator_for
     from eqtune.drivers.transport import parse_resource
+    from eqtune.emulate.module import emulator_for
 
     module_emu = emulator_for(parse_resource(resource))
     emu = None
@@ -66,7 +66,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
         dwell = dwell_for(1e-12, module_emu.link.bit_rate_bps)
     else:
         from eqtune.drivers.definition import find_definition
-        from eqtune.drivers.emulator_scpi import ScpiEmulator
+        from eqtune.emulate.scpi import ScpiEmulator
 
         emu = ScpiEmulator(find_definition(BERT), module_emu.link, seed=seed).start()
         instrument = emu.resource

@@ -56,9 +56,9 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
             no_module: bool, duration: float | None) -> None:
     """Start the module and instrument emulators for CHANNEL and print the resource strings."""
     from eqtune.drivers.definition import find_definition
-    from eqtune.drivers.emulated_link import EmulatedLink
-    from eqtune.drivers.emulator_scpi import ScpiEmulator
-    from eqtune.drivers.netbridge import NON_LOOPBACK_WARNING, is_loopback
+    from eqtune.emulate.bridge import NON_LOOPBACK_WARNING, is_loopback
+    from eqtune.emulate.link import EmulatedLink
+    from eqtune.emulate.scpi import ScpiEmulator
 
     if not is_loopback(host):
         click.echo("eqtune: warning: " + NON_LOOPBACK_WARNING.format(host=f"--host {host}"), err=True)
@@ -69,12 +69,12 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
     bridge = None
     try:
         if not no_module:
-            from eqtune.drivers.emulator_module import EmulatedModule
+            from eqtune.emulate.module import EmulatedModule
 
             module = EmulatedModule(link, channel=channel, seed=seed, name=f"emu:{channel}")
             import warnings
 
-            from eqtune.drivers.netbridge import NetBridgeServer
+            from eqtune.emulate.bridge import NetBridgeServer
 
             with warnings.catch_warnings():  # already said once above
                 warnings.simplefilter("ignore", UserWarning)

@@ -126,9 +126,9 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool) -> None:
     """Continue an interrupted live tune where it stopped (no completed measurement is repeated)."""
-    from eqtune.tune.live import run_live_tune_cli
+    from eqtune.cli.live_cmd import resume_live
 
-    run_live_tune_cli({"resume": session_id, "sessions": sessions, "json": as_json, "quiet": quiet})
+    resume_live(session_id, sessions=sessions, as_json=as_json, quiet=quiet)
 
 
 @session.command(name="report")

@@ -89,7 +89,7 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--save-profile", default=None, metavar="FILE", help="Write the tuned codes as a profile / JSON file.")
 @click.option("--plot", default=None, metavar="FILE.png", help="Convergence curve and tuned eye.")
 @click.option("--text-eye", is_flag=True, help="[sim] Draw the tuned statistical eye in the terminal (ASCII).")
-# live tuning (delegated to eqtune.tune.live.run_live_tune_cli)
+# live tuning (eqtune.cli.live_cmd: these options -> LiveConfig -> the journaled live tuner)
 @click.option("--module", default=None, metavar="RESOURCE", help="[live] Module: i2c:1@0x50, optoe:..., emu:CHANNEL.")
 @click.option("--lane", "lane", multiple=True, metavar="N", help="[live] Lane(s) 1..8 (repeat or comma list).")
 @click.option("--instrument", default=None, metavar="RESOURCE", help="[live] BERT / scope measuring the margin.")
@@ -136,22 +136,17 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             raise TuneError("--text-eye applies to --sim (a live tune's eye is the model's: see the session report)")
         if budget is None:
             budget = 30
-        options = {
-            "channel": channel, "knobs": knobs, "budget": budget, "seed": seed, "objective": objective,
-            "corners": corners, "json": as_json, "save_profile": save_profile, "plot": plot,
-            # lanes as given (repeated and/or comma lists, ranges, "all"): parsed by the live module
-            "module": module, "lane": list(lane), "lanes": list(lane), "instrument": instrument,
-            "module_ber": module_ber, "dwell": dwell, "session": session, "sessions": sessions,
-            "time_budget": time_budget, "target": target_margin, "patience": patience, "remeasure": remeasure,
-            "optimizer": optimizer, "optimizer_options": _split(optimizer_option), "warm": warm,
-            "site": site, "customer": customer, "link": link, "operator": operator,
-            "verify_dwell": verify_dwell, "metric": metric, "target_ber": target_ber, "settle": settle,
-        }
         try:
-            from eqtune.tune.live import run_live_tune_cli
+            from eqtune.cli.live_cmd import live_config, run_live
         except ImportError as exc:
             raise TuneError(f"--live is not available in this build ({exc}): use --sim") from None
-        run_live_tune_cli(options)
+        cfg = live_config(
+            module=module, lanes=lane, instrument=instrument, module_ber=module_ber, dwell=dwell,
+            verify_dwell=verify_dwell, settle=settle, budget=budget, seed=seed, knobs=knobs, metric=metric,
+            target_ber=target_ber, channel=channel, optimizer=optimizer, optimizer_options=_split(optimizer_option),
+            target=target_margin, time_budget=time_budget, patience=patience, remeasure=remeasure, warm=warm,
+            site=site, customer=customer, link=link, operator=operator)
+        run_live(cfg, sessions=sessions, session=session, as_json=as_json, save_profile=save_profile)
         return
     live_given = [o for o, v in (("--module", module), ("--lane", lane), ("--instrument", instrument),
                                  ("--module-ber", module_ber), ("--dwell", dwell), ("--session", session),

@@ -1,4 +1,5 @@
-"""Device access: register transports, the CMIS module driver, SCPI instruments and emulators.
+"""Device access: register transports, the CMIS module driver and SCPI instruments (hardware only;
+the emulators are :mod:`eqtune.emulate`).
 
 Light on import: names are re-exported lazily (``from eqtune.drivers import open_module`` imports
 :mod:`eqtune.drivers.cmis` on first use only).
@@ -15,9 +16,6 @@ _LAZY = {
     "ModuleIdentity": "eqtune.drivers.cmis",
     "EqCapabilities": "eqtune.drivers.cmis",
     "BerCount": "eqtune.drivers.measurement",
-    "EmulatedLink": "eqtune.drivers.emulated_link",
-    "EmulatedModule": "eqtune.drivers.emulator_module",
-    "NetBridgeServer": "eqtune.drivers.netbridge",
     "open_transport": "eqtune.drivers.transport",
     "parse_resource": "eqtune.drivers.transport",
     "PagedRegisters": "eqtune.drivers.transport",

@@ -47,13 +47,13 @@ Schema (see ``drivers/generic_scpi_bert.toml`` for a commented example)::
     doc = "text"
     true = "ON"                          # bool: text written for true / false (default ON / OFF)
     false = "OFF"
-    # emulator hints (eqtune.drivers.emulator_scpi), ignored by the runtime:
+    # emulator hints (eqtune.emulate.scpi), ignored by the runtime:
     default = "PRBS31Q"                  # initial state of a settable property
     emulate = "{bits}"                   # reply template for a query, from emulator variables
     action = "start"                     # command action (start|stop|reset) or {VALUE = action} table
     selects = "lane"                     # this property's value selects the lane | eye
 
-    [emulator]                           # optional, for eqtune.drivers.emulator_scpi
+    [emulator]                           # optional, for eqtune.emulate.scpi
     idn = "ACME,BERT-8,EMU1,1.0"         # *IDN? reply of the emulator (must match idn_match)
     eye_noise_mv = 0.3                   # Gaussian noise added to emulated eye heights
 
@@ -85,7 +85,7 @@ ACTIONS = ("start", "stop", "reset")
 SELECTS = ("lane", "eye")
 # placeholders a command template may use: the value written, the lane number, the lane's channel name
 PLACEHOLDERS = frozenset({"value", "lane", "channel"})
-# variables an emulator reply template may use (see emulator_scpi.py)
+# variables an emulator reply template may use (see eqtune/emulate/scpi.py)
 EMULATE_VARS = frozenset(
     {
         "value", "lane", "channel", "time", "bits", "errors", "ber", "ones", "zeros", "err_ones",

@@ -16,7 +16,8 @@ Resource strings (see :func:`parse_resource`)::
     ftdi://ftdi:232h/1[@ADDR] FT232H via pyftdi (pip install eqtune[ftdi])
     emu:CHANNEL[?k=v&...]     in-process CMIS module emulator (options: seed, settle_ms, fast, lanes,
                               stepped, noise, adaptive, name; adaptive=0 powers up with fixed Tx
-                              input EQ on all lanes, default 1 = adaptive on as shipped)
+                              input EQ on all lanes, default 1 = adaptive on as shipped); parsed and
+                              opened by eqtune.emulate through the scheme registry (drivers/schemes.py)
     net:HOST:PORT             TCP register bridge served by ``eqtune emulate`` (NetBridgeServer)
 """
 
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from eqtune.drivers.schemes import SCHEMES, scheme_function
 from eqtune.errors import InputError, TransportError
 
 I2C_ADDR_DEFAULT = 0x50
@@ -346,51 +348,6 @@ class FtdiTransport(Transport):
 
 
 # --------------------------------------------------------------------------------------------------
-# In-process emulator
-# --------------------------------------------------------------------------------------------------
-class EmulatorTransport(Transport):
-    """Talks to an in-process :class:`~eqtune.drivers.emulator_module.EmulatedModule`; its injected
-    faults (NACK, timeout) become TransportError here, as a real adapter would report them."""
-
-    def __init__(self, module, resource: str = "emu", *, retries: int = 2) -> None:
-        self.module = module
-        self.resource = resource
-        self.retries = retries
-
-    def _call(self, what: str, func):
-        from eqtune.drivers.emulator_module import EmuNack, EmuTimeout
-
-        try:
-            return func()
-        except EmuNack as exc:
-            raise TransportError(f"{self.resource}: {what}: the module did not acknowledge (NACK); "
-                                 "check the module is seated and powered") from exc
-        except EmuTimeout as exc:
-            raise TransportError(f"{self.resource}: {what}: bus timeout (no answer); "
-                                 "check the module and adapter, then retry") from exc
-
-    def read(self, offset: int, n: int) -> bytes:
-        self._check_range(self.resource, offset, n)
-        return _retry_reads(lambda: self._call(f"read at {offset}", lambda: self.module.read(offset, n)),
-                            self.retries, self.resource, "read", self.sleep)
-
-    def write(self, offset: int, data: bytes) -> None:
-        self._check_range(self.resource, offset, len(data))
-        self._call(f"write at {offset}", lambda: self.module.write(offset, bytes(data)))
-
-    def sleep(self, seconds: float) -> None:
-        self.module.clock.sleep(seconds)
-
-    def monotonic(self) -> float:
-        return self.module.clock()
-
-    @property
-    def wait_scale(self) -> float:
-        """Factor for the host waits of :class:`eqtune.drivers.cmis_policy.CmisTiming` (the emulator's)."""
-        return float(getattr(self.module, "host_wait_scale", 1.0))
-
-
-# --------------------------------------------------------------------------------------------------
 # Resource strings
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -423,7 +380,7 @@ def parse_resource(resource: str) -> ResourceSpec:
     res = resource.strip()
     kind, sep, rest = res.partition(":")
     kind = kind.lower()
-    if not sep or kind not in ("i2c", "optoe", "ftdi", "emu", "net"):
+    if not sep or kind not in ("i2c", "optoe", "ftdi", "net", *SCHEMES):
         raise InputError(f"unknown module resource {resource!r}; use one of: {_FORMATS}")
     if kind == "i2c":
         bus, _, addr = rest.partition("@")
@@ -447,24 +404,8 @@ def parse_resource(resource: str) -> ResourceSpec:
         if at and tail.lower().startswith("0x"):
             url, addr = head, tail
         return ResourceSpec("ftdi", url, _parse_addr(resource, addr) if addr else I2C_ADDR_DEFAULT)
-    if kind == "emu":
-        chan, _, query = rest.partition("?")
-        if not chan:
-            raise InputError(f"{resource!r}: missing channel name; write it like emu:c2m-10in")
-        opts: dict[str, str] = {}
-        for item in filter(None, query.split("&")):
-            k, eq, v = item.partition("=")
-            if not eq or not k:
-                raise InputError(f"{resource!r}: option {item!r} must look like key=value")
-            opts[k] = v
-        allowed = {"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "adaptive_cap", "name", "image",
-                   "autocomm"}
-        unknown = set(opts) - allowed
-        if unknown:
-            raise InputError(f"{resource!r}: unknown emulator option(s) {', '.join(sorted(unknown))}; "
-                             f"known: {', '.join(sorted(allowed))}")
-        _check_emu_options(resource, chan, opts)
-        return ResourceSpec("emu", chan, options=opts)
+    if kind in SCHEMES:  # e.g. emu: (the emulators register their parser: drivers/schemes.py)
+        return scheme_function(kind, "parse")(resource, rest)
     # net:HOST:PORT
     host, _, port = rest.rpartition(":")
     if not host or not port:
@@ -472,38 +413,6 @@ def parse_resource(resource: str) -> ResourceSpec:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise InputError(f"{resource!r}: port {port!r} is not a TCP port number (1..65535)")
     return ResourceSpec("net", host.strip("[]"), port=int(port))
-
-
-def _check_emu_options(resource: str, chan: str, opts: dict[str, str]) -> None:
-    """Values of ``emu:`` options (before the emulator is built): a negative or NaN settle time, a lane
-    count outside 1..8 or an unknown channel is an error, not a silently odd emulator."""
-    import math
-
-    def bad(what: str) -> InputError:
-        return InputError(f"{resource!r}: bad emulator option ({what}); e.g. emu:c2m-10in?seed=1&settle_ms=0")
-
-    if "seed" in opts and not opts["seed"].lstrip("-").isdigit():
-        raise bad(f"seed {opts['seed']!r} is not a whole number")
-    if "settle_ms" in opts:
-        try:
-            ms = float(opts["settle_ms"])
-        except ValueError:
-            raise bad(f"settle_ms {opts['settle_ms']!r} is not a number") from None
-        if not math.isfinite(ms) or not 0.0 <= ms <= 60_000.0:
-            raise bad(f"settle_ms {opts['settle_ms']!r} must be 0..60000 ms")
-    if "lanes" in opts and not (opts["lanes"].isdigit() and 1 <= int(opts["lanes"]) <= 8):
-        raise bad(f"lanes {opts['lanes']!r} must be 1..8")
-    flags = {"1", "0", "true", "false", "yes", "no", "on", "off"}
-    for k in ("fast", "stepped", "noise", "adaptive", "adaptive_cap"):
-        if k in opts and opts[k].lower() not in flags:
-            raise bad(f"{k}={opts[k]!r} must be 1 or 0")
-    from eqtune.channel.library import resolve
-    from eqtune.errors import ChannelError
-
-    try:
-        resolve(chan)
-    except ChannelError as exc:
-        raise InputError(f"{resource!r}: {exc}") from None
 
 
 def open_transport(resource: str, **kwargs) -> Transport:
@@ -519,10 +428,7 @@ def open_transport(resource: str, **kwargs) -> Transport:
         from eqtune.drivers.netbridge import NetTransport
 
         return NetTransport(spec.target, spec.port, **kwargs)
-    from eqtune.drivers.emulator_module import emulator_for
-
-    module = emulator_for(spec)
-    return EmulatorTransport(module, resource.strip(), **kwargs)
+    return scheme_function(spec.kind, "open")(spec, resource.strip(), **kwargs)
 
 
 # --------------------------------------------------------------------------------------------------

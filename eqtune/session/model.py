@@ -5,7 +5,7 @@ A live session names the library channel its link corresponds to (``LiveConfig.c
 Rx-output knobs (rx_pre, rx_post, rx_amp) act in the module -> host direction (``host_rx``), the Tx
 input EQ (tx_eq) in the host -> module direction (``module_rx``). The host SerDes TX FFE is invisible
 from the module; the model assumes the typical preset that opens the module input best
-(:func:`eqtune.drivers.emulated_link.pick_host_tx`), as the host vendor's bring-up tuning would.
+(:func:`eqtune.eye.host_tx.pick_host_tx`), as the host vendor's bring-up tuning would.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def direction_engine(channel: str, direction: str, *, ber: float = 1e-6) -> tupl
     eng = EyeEngine(load_channel(channel), direction=direction, ber=ber)
     host: dict[str, float] = {}
     if direction == "module_rx":
-        from eqtune.drivers.emulated_link import pick_host_tx
+        from eqtune.eye.host_tx import pick_host_tx
 
         host = pick_host_tx(eng, range(int(eng.knob_space(["tx_eq"]).knobs[0].values[-1]) + 1))
     return eng, host

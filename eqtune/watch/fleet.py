@@ -1,8 +1,8 @@
 """A fleet of emulated 800G modules with thermal profiles, each behind its own net: bridge on
 127.0.0.1 (an ephemeral port), for the watch's end-to-end tests, its benchmark and demos.
 
-Every module is a real :class:`~eqtune.drivers.emulator_module.EmulatedModule` (CMIS register map,
-VDM freeze/unfreeze, temperature monitor) on an :class:`~eqtune.drivers.emulated_link.EmulatedLink`
+Every module is a real :class:`~eqtune.emulate.module.EmulatedModule` (CMIS register map,
+VDM freeze/unfreeze, temperature monitor) on an :class:`~eqtune.emulate.link.EmulatedLink`
 whose temperature follows a scripted ramp (racks swing ~10 C in 5 min at the back) and whose lanes
 see the channel's extra loss at that temperature (channel model, eqtune/channel/trace.py). The link
 quality is the emulator's closed-form surrogate (:func:`surrogate_quality`) at the channel's Nyquist
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from eqtune.drivers.emulated_link import (
+from eqtune.emulate.link import (
     EmulatedLink,
     ThermalProfile,
     channel_loss_vs_temperature,
@@ -55,8 +55,8 @@ class EmulatedFleet:
     """Started fleet: ``resources`` (net:127.0.0.1:PORT per module), ``links``, ``modules``; ``stop()``."""
 
     def __init__(self, spec: FleetSpec, clock: Callable[[], float] | None = None) -> None:
-        from eqtune.drivers.emulator_module import EmulatedModule, VirtualClock
-        from eqtune.drivers.netbridge import NetBridgeServer
+        from eqtune.emulate.bridge import NetBridgeServer
+        from eqtune.emulate.module import EmulatedModule, VirtualClock
 
         self.spec = spec
         self.links: list[EmulatedLink] = []

@@ -7,9 +7,10 @@ import pytest
 from eqtune.drivers import cmis_map as M
 from eqtune.drivers.cmis import CmisModule, open_module
 from eqtune.drivers.cmis_map import ConfigStatus, DPState
-from eqtune.drivers.emulated_link import EmulatedLink, surrogate_quality
-from eqtune.drivers.emulator_module import EmulatedModule, VirtualClock, emulator_for, reset_emulators
-from eqtune.drivers.transport import EmulatorTransport, PagedRegisters, parse_resource
+from eqtune.drivers.transport import PagedRegisters, parse_resource
+from eqtune.emulate.link import EmulatedLink, surrogate_quality
+from eqtune.emulate.module import EmulatedModule, VirtualClock, emulator_for, reset_emulators
+from eqtune.emulate.transport import EmulatorTransport
 from eqtune.errors import EqRangeError, ModuleError, TransportError
 
 
@@ -329,7 +330,7 @@ def test_vdm_follows_codes_and_is_frozen_while_read():
     emu, mod = make_module(noise=False)
     assert mod.capabilities().vdm
     before = mod.vdm([2])
-    # the default image advertises these host-side observables (emulator_cmis_table.toml osfp8-both)
+    # the default image advertises these host-side observables (cmis_table.toml osfp8-both)
     assert set(before) == {2} and set(before[2].advertised()) == {
         "esnr_host_input_db", "ltp_host_input_db", "prefec_ber_host_input", "prefec_ber_min_host_input",
         "prefec_ber_max_host_input", "prefec_ber_avg_host_input", "errored_frames_host_input",

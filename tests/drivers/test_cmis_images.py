@@ -1,6 +1,6 @@
 """Every CMIS flow against every module image of the emulator's own cited table.
 
-The emulator builds its memory from ``emulator_cmis_table.toml`` (sonic-platform-common, FBOSS, Xena
+The emulator builds its memory from ``cmis_table.toml`` (sonic-platform-common, FBOSS, Xena
 citations) and never imports the driver's ``cmis_map``; a wrong bit in either fails here.
 """
 
@@ -13,10 +13,11 @@ from click.testing import CliRunner
 
 from eqtune.drivers import cmis_map as M
 from eqtune.drivers.cmis import CmisModule
-from eqtune.drivers.emulated_link import EmulatedLink, surrogate_quality
-from eqtune.drivers.emulator_cmis_table import image_names, load_table
-from eqtune.drivers.emulator_module import EmulatedModule, VirtualClock
-from eqtune.drivers.transport import EmulatorTransport, PagedRegisters
+from eqtune.drivers.transport import PagedRegisters
+from eqtune.emulate.cmis_table import image_names, load_table
+from eqtune.emulate.link import EmulatedLink, surrogate_quality
+from eqtune.emulate.module import EmulatedModule, VirtualClock
+from eqtune.emulate.transport import EmulatorTransport
 from eqtune.errors import ModuleError
 
 T = load_table()
@@ -227,7 +228,7 @@ def test_emulator_does_not_import_the_driver_map():
     import subprocess
     import sys
 
-    code = ("import sys, eqtune.drivers.emulator_module as e; e.EmulatedModule(settle_s=0); "
+    code = ("import sys, eqtune.emulate.module as e; e.EmulatedModule(settle_s=0); "
             "print('eqtune.drivers.cmis_map' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

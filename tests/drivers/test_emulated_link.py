@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from eqtune.drivers.emulated_link import EmulatedLink, channel_loss_guess_db, surrogate_quality
 from eqtune.drivers.measurement import BerCount, bits_for_confidence, dwell_for, poisson_upper
+from eqtune.emulate.link import EmulatedLink, channel_loss_guess_db, surrogate_quality
 
 
 def link(**kw) -> EmulatedLink:
@@ -143,8 +143,9 @@ def test_ber_follows_eye_engine_ranking():
     end to end, codes written through the CMIS driver, errors counted by the module's checker."""
     from eqtune.channel import load_channel
     from eqtune.drivers.cmis import CmisModule
-    from eqtune.drivers.emulator_module import EmulatedModule, VirtualClock
-    from eqtune.drivers.transport import EmulatorTransport, PagedRegisters
+    from eqtune.drivers.transport import PagedRegisters
+    from eqtune.emulate.module import EmulatedModule, VirtualClock
+    from eqtune.emulate.transport import EmulatorTransport
     from eqtune.eye import EyeEngine
 
     ch = load_channel("c2m-10in")

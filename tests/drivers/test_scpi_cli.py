@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from eqtune.cli import main
-from eqtune.drivers.emulated_link import EmulatedLink
-from eqtune.drivers.emulator_scpi import ScpiEmulator
 from eqtune.drivers.instrument import open_instrument
+from eqtune.emulate.link import EmulatedLink
+from eqtune.emulate.scpi import ScpiEmulator
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -64,8 +64,8 @@ def runner():
 @pytest.fixture
 def rig():
     """One EmulatedLink shared by an emulated module (net bridge), a BERT and a scope emulator."""
-    from eqtune.drivers.emulator_module import EmulatedModule
-    from eqtune.drivers.netbridge import NetBridgeServer
+    from eqtune.emulate.bridge import NetBridgeServer
+    from eqtune.emulate.module import EmulatedModule
 
     link = EmulatedLink(quality=fake_quality, seed=5)
     module = EmulatedModule(link, settle_s=0.0, seed=5)

@@ -8,10 +8,10 @@ import time
 import pytest
 
 from eqtune.drivers.definition import find_definition, load_definitions
-from eqtune.drivers.emulated_link import EmulatedLink, surrogate_quality
-from eqtune.drivers.emulator_scpi import Faults, ScpiEmulator, _split_commands
 from eqtune.drivers.instrument import open_instrument
 from eqtune.drivers.measurement import BerCount
+from eqtune.emulate.link import EmulatedLink, surrogate_quality
+from eqtune.emulate.scpi import Faults, ScpiEmulator, _split_commands
 from eqtune.errors import ConfigError, EqRangeError, InstrumentError
 
 pytestmark = pytest.mark.timeout(60)

@@ -7,9 +7,10 @@ import socket
 import pytest
 
 from eqtune.drivers.cmis import open_module
-from eqtune.drivers.emulated_link import EmulatedLink, surrogate_quality
-from eqtune.drivers.emulator_module import EmulatedModule, VirtualClock
-from eqtune.drivers.netbridge import NetBridgeServer, NetTransport
+from eqtune.drivers.netbridge import NetTransport
+from eqtune.emulate.bridge import NetBridgeServer
+from eqtune.emulate.link import EmulatedLink, surrogate_quality
+from eqtune.emulate.module import EmulatedModule, VirtualClock
 from eqtune.errors import ModuleError, TransportError
 
 

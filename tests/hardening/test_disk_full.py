@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from eqtune.drivers.emulator_module import emulator_for
 from eqtune.drivers.transport import parse_resource
+from eqtune.emulate.module import emulator_for
 from eqtune.errors import SessionError
 from eqtune.session.journal import read_journal
 from eqtune.session.live import LiveConfig, LiveTuner

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from eqtune.cli import main
-from eqtune.drivers.netbridge import NetBridgeServer, is_loopback
+from eqtune.emulate.bridge import NetBridgeServer, is_loopback
 
 
 def test_is_loopback():
@@ -26,7 +26,7 @@ def test_emulate_warns_on_non_loopback(host, warned):
 
 
 def test_bridge_api_warns():
-    from eqtune.drivers.emulator_module import EmulatedModule
+    from eqtune.emulate.module import EmulatedModule
 
     mod = EmulatedModule(channel="c2m-10in", settle_s=0.0, name="bridge-warn")
     with pytest.warns(UserWarning, match="unauthenticated"):

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from eqtune.cli import main
+from eqtune.cli.live_cmd import live_config, parse_lanes
 from eqtune.errors import InputError
-from eqtune.tune.live import config_from_options, parse_lanes
 
 
 @pytest.mark.parametrize("raw", ["4-1", "", " , ", "-1", "0", "9", "1-9", "x", "1-", "all,3"])
@@ -27,7 +27,7 @@ def test_good_lane_selections():
 
 
 def _live(*extra: str, sessions: str) -> object:
-    from eqtune.drivers.emulator_module import reset_emulators
+    from eqtune.emulate.module import reset_emulators
 
     reset_emulators()
     args = ["tune", "c2m-10in", "--live", "--module", "emu:c2m-10in?fast=1&settle_ms=0&name=opt",
@@ -54,7 +54,7 @@ BAD_LIVE = [
 
 @pytest.mark.parametrize(("extra", "word"), BAD_LIVE)
 def test_bad_live_options_exit_2_one_line_nothing_written(tmp_path, extra, word):
-    from eqtune.drivers.emulator_module import _EMULATORS
+    from eqtune.emulate.module import _EMULATORS
 
     r = _live(*extra, sessions=str(tmp_path))
     assert r.exit_code == 2, r.output
@@ -66,21 +66,21 @@ def test_bad_live_options_exit_2_one_line_nothing_written(tmp_path, extra, word)
     assert not list(tmp_path.iterdir())
 
 
-def test_config_from_options_refuses_what_the_api_gets_wrong():
-    base = {"module": "emu:c2m-10in", "lane": ["1"], "module_ber": True}
+def test_live_config_refuses_what_the_api_gets_wrong():
+    base = {"module": "emu:c2m-10in", "lanes": ["1"], "module_ber": True}
     for extra, word in [({"budget": 0}, "--budget"), ({"dwell": float("nan")}, "--dwell"),
                         ({"dwell": 0.0}, "--dwell"), ({"target_ber": 2.0}, "--target-ber"),
                         ({"time_budget": -1.0}, "--time-budget"), ({"target": float("inf")}, "--target"),
                         ({"remeasure": -1}, "--remeasure")]:
         with pytest.raises(InputError, match=word.replace("-", r"\-")):
-            config_from_options({**base, **extra})
-    assert config_from_options({**base, "budget": 5}).budget == 5
+            live_config(**base, **extra)
+    assert live_config(**base, budget=5).budget == 5
 
 
 @pytest.mark.parametrize("resource", ["emu:c2m-10in?settle_ms=-5", "emu:c2m-10in?settle_ms=nan",
                                       "emu:nonexistent", "emu:c2m-10in?lanes=0", "emu:c2m-10in?seed=x"])
 def test_bad_emulator_resources(resource):
-    from eqtune.drivers.emulator_module import reset_emulators
+    from eqtune.emulate.module import reset_emulators
 
     reset_emulators()
     r = CliRunner().invoke(main, ["module", "show", resource])

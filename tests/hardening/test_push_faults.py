@@ -7,9 +7,10 @@ from __future__ import annotations
 import random
 
 from eqtune.drivers.cmis import CmisModule
-from eqtune.drivers.emulator_module import EmulatedModule, VirtualClock
-from eqtune.drivers.faults import KINDS, FaultyTransport
-from eqtune.drivers.transport import EmulatorTransport, PagedRegisters
+from eqtune.drivers.transport import PagedRegisters
+from eqtune.emulate.faults import KINDS, FaultyTransport
+from eqtune.emulate.module import EmulatedModule, VirtualClock
+from eqtune.emulate.transport import EmulatorTransport
 from eqtune.session.profile import Profile
 from eqtune.session.push import APPLIED, REFUSED, RESTORED, UNCHANGED, push_to_module
 

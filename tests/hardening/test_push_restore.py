@@ -4,8 +4,8 @@ retrying with backoff until a time limit, and reports exactly what is left when 
 from __future__ import annotations
 
 from eqtune.drivers.cmis import open_module
-from eqtune.drivers.emulator_module import emulator_for
 from eqtune.drivers.transport import parse_resource
+from eqtune.emulate.module import emulator_for
 from eqtune.errors import TransportError
 from eqtune.session.profile import Profile
 from eqtune.session.push import RESTORED, UNKNOWN, push_to_module

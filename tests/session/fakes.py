@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eqtune.drivers.emulated_link import EmulatedLink, surrogate_quality
+from eqtune.emulate.link import EmulatedLink, surrogate_quality
 from eqtune.errors import EqRangeError, ModuleError, TransportError
 
 

@@ -17,8 +17,8 @@ def main() -> None:
     import skopt.learning  # noqa: F401  - everything slow happens before "ready"
 
     import eqtune.tune.optimizer  # noqa: F401
-    from eqtune.drivers.emulator_module import emulator_for
     from eqtune.drivers.transport import parse_resource
+    from eqtune.emulate.module import emulator_for
 
     link = emulator_for(parse_resource(RESOURCE)).link
     assert emulator_for(parse_resource(RESOURCE)).link is link

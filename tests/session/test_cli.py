@@ -85,7 +85,7 @@ def test_resume_an_aborted_session_from_the_cli(tmp_path):
 
 
 def test_tune_live_entry_point(tmp_path):
-    """`eqtune tune --live` (the tuning engineer's command) delegates to run_live_tune_cli."""
+    """`eqtune tune --live` (the tuning engineer's command) runs the journaled live tuner."""
     res = "emu:c2m-10in?seed=23&settle_ms=0&fast=1&name=cli-tune-live&adaptive=0"
     prof = tmp_path / "p.json"
     code, out = run("tune", "c2m-10in", "--live", "--module", res, "--lane", "1,2", "--module-ber",

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from eqtune.drivers.emulator_module import emulator_for
 from eqtune.drivers.transport import parse_resource
+from eqtune.emulate.module import emulator_for
 from eqtune.session.journal import read_journal
 from eqtune.session.live import LiveConfig, LiveTuner, load_session, save_session_profile
 from eqtune.session.profile import Profile
@@ -23,7 +23,7 @@ def q_db(ber: float) -> float:
 
 def scpi(name: str, link, seed: int = 1):
     from eqtune.drivers.definition import find_definition
-    from eqtune.drivers.emulator_scpi import ScpiEmulator
+    from eqtune.emulate.scpi import ScpiEmulator
 
     return ScpiEmulator(find_definition(name), link, seed=seed).start()
 
@@ -402,8 +402,8 @@ def test_warm_start_from_the_model_measures_the_model_optimum_first(tmp_path):
 def test_warm_start_from_a_profile_and_bad_warm_codes(tmp_path):
     """A profile's per-lane codes are measured first; a code outside the module's range is refused before
     any write, naming the lane and the knob."""
+    from eqtune.cli.live_cmd import warm_from_option
     from eqtune.errors import EqRangeError
-    from eqtune.tune.live import warm_from_option
 
     res = "emu:c2m-10in?seed=29&settle_ms=0&fast=1&name=t-live-warm-prof&adaptive=0"
     first = LiveTuner.create(LiveConfig(module=res, lanes=[1, 2], dwell_s=0.05, budget=6, seed=1),
@@ -441,8 +441,8 @@ def test_bad_warm_option_is_refused(warm, word):
 def test_warm_from_option_reads_every_documented_form(tmp_path):
     import json
 
+    from eqtune.cli.live_cmd import warm_from_option
     from eqtune.errors import InputError
-    from eqtune.tune.live import warm_from_option
 
     assert warm_from_option(None) is None and warm_from_option("model") == "model"
     f = tmp_path / "w.json"

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from eqtune.drivers.cmis import open_module
-from eqtune.drivers.emulator_module import emulator_for
 from eqtune.drivers.transport import parse_resource
+from eqtune.emulate.module import emulator_for
 from eqtune.session.profile import Profile
 from eqtune.session.push import APPLIED, REFUSED, RESTORED, push_profile, verify_module
 

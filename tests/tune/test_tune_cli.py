@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from eqtune.cli import main
@@ -66,30 +67,38 @@ def test_errors_name_the_option():
         assert word in r.output and "Traceback" not in r.output, (args, r.output)
 
 
-def test_live_is_delegated(monkeypatch):
-    import eqtune.tune.live as live
+def _capture_live(monkeypatch) -> dict:
+    """Replace the live run (not the option handling) and keep what `eqtune tune --live` built."""
+    import eqtune.cli.live_cmd as live_cmd
 
-    got = {}
-    monkeypatch.setattr(live, "run_live_tune_cli", lambda options: got.update(options) or {})
+    got: dict = {}
+    monkeypatch.setattr(live_cmd, "run_live", lambda cfg, **kw: got.update(cfg=cfg, **kw) or {})
+    return got
+
+
+def test_live_is_delegated(monkeypatch):
+    got = _capture_live(monkeypatch)
     r = _run("c2m-10in", "--live", "--module", "emu:c2m-10in", "--lane", "1,2", "--lane", "4", "--module-ber",
              "--dwell", "0.5", "--session", "s1", "--sessions", "/tmp/x", "--budget", "20")
     assert r.exit_code == 0, r.output
-    assert got["module"] == "emu:c2m-10in" and got["lanes"] == ["1,2", "4"] and got["module_ber"] is True
-    assert got["dwell"] == 0.5 and got["session"] == "s1" and got["sessions"] == "/tmp/x" and got["budget"] == 20
+    cfg = got["cfg"]
+    assert cfg.module == "emu:c2m-10in" and cfg.lanes == [1, 2, 4] and cfg.instrument is None  # module BER
+    assert cfg.dwell_s == 0.5 and got["session"] == "s1" and got["sessions"] == "/tmp/x" and cfg.budget == 20
+    assert cfg.channel == "c2m-10in" and got["as_json"] is False
 
 
 def test_live_forwards_journal_options_and_budget_default(monkeypatch):
-    import eqtune.tune.live as live
-
-    got = {}
-    monkeypatch.setattr(live, "run_live_tune_cli", lambda options: got.update(options) or {})
+    got = _capture_live(monkeypatch)
     r = _run("--live", "--module", "emu:c2m-10in", "--lane", "1", "--module-ber", "--site", "S", "--customer", "C",
              "--link", "L", "--operator", "O", "--verify-dwell", "2", "--metric", "q_db", "--target-ber", "1e-9",
              "--settle", "0.1")
     assert r.exit_code == 0, r.output
-    assert (got["site"], got["customer"], got["link"], got["operator"]) == ("S", "C", "L", "O")
-    assert got["verify_dwell"] == 2.0 and got["metric"] == "q_db" and got["target_ber"] == 1e-9
-    assert got["settle"] == 0.1 and got["budget"] == 30  # live default budget
+    cfg = got["cfg"]
+    assert cfg.metadata == {"site": "S", "customer": "C", "link": "L", "operator": "O"}
+    assert cfg.verify_dwell_s == 2.0 and cfg.metric == "q_db" and cfg.target_ber == 1e-9
+    assert cfg.settle_s == 0.1 and cfg.budget == 30  # live default budget
+    # no --dwell: zero errors in -ln(0.05)/BER bits (95 %) at 106.25 Gb/s: 2.9957e9 / 106.25e9 = 0.0282 s
+    assert cfg.dwell_s == pytest.approx(2.9957 / 106.25, rel=1e-3)
     r = _run("c2m-10in", "--sim", "--site", "S")
     assert r.exit_code == 2 and "--site" in r.output
     help_text = _run("--help").output

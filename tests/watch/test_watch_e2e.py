@@ -109,7 +109,7 @@ def test_store_and_prometheus_agree(fleet_run):
     adv = dict(((r, ln, o), a) for r, ln, o, a in db.execute("SELECT resource, lane, observable, advertised FROM advertised"))
     not_adv = [k for k, a in adv.items() if a == 0]
     assert not_adv and all(k[2] in ALL_OBSERVABLES and k not in stored for k in not_adv)
-    # the default emulator image (emulator_cmis_table.toml) lists no FEC symbol/codeword counters
+    # the default emulator image (cmis_table.toml) lists no FEC symbol/codeword counters
     assert {k[2] for k in not_adv} >= {"fec_symbol_errors", "fec_codeword_errors"}
     assert {"ltp_db", "prefec_ber_min"} <= {k[2] for k in stored}  # advertised by that image
     for res, t in temps.items():

@@ -32,9 +32,10 @@ def test_adapter_marks_missing_and_none_as_not_advertised_never_zero():
 
 def test_module_without_vdm_reads_as_not_advertised():
     from eqtune.drivers.cmis import CmisModule
-    from eqtune.drivers.emulated_link import EmulatedLink, surrogate_quality
-    from eqtune.drivers.emulator_module import EmulatedModule
-    from eqtune.drivers.transport import EmulatorTransport, PagedRegisters
+    from eqtune.drivers.transport import PagedRegisters
+    from eqtune.emulate.link import EmulatedLink, surrogate_quality
+    from eqtune.emulate.module import EmulatedModule
+    from eqtune.emulate.transport import EmulatorTransport
 
     link = EmulatedLink("c2m-10in", quality=surrogate_quality(16.0), seed=1)
     emu = EmulatedModule(link, settle_s=0.0, vdm=False)
@@ -98,7 +99,7 @@ def test_too_few_samples_is_silent():
 
 # ------------------------------------------------------------------------------ thermal model
 def test_thermal_profile_and_channel_loss_vs_temperature():
-    from eqtune.drivers.emulated_link import (
+    from eqtune.emulate.link import (
         EmulatedLink,
         ThermalProfile,
         channel_loss_vs_temperature,
@@ -264,7 +265,7 @@ def test_disk_full_mid_watch_is_one_clear_error_and_keeps_earlier_intervals(tmp_
 def test_emulator_fec_counters_accumulate_with_temperature():
     from scipy.stats import binom
 
-    from eqtune.drivers.emulated_link import EmulatedLink, ThermalProfile, surrogate_quality
+    from eqtune.emulate.link import EmulatedLink, ThermalProfile, surrogate_quality
 
     clock = [0.0]
     link = EmulatedLink("c2m-10in", quality=surrogate_quality(15.5), seed=1, noise=False)

@@ -105,24 +105,13 @@ def surrogate_quality(loss_db: float, tx_eq_max: int = 10, noise_mv: float = 5.5
     return model
 
 
-HOST_TX_PRESETS = tuple({"tx_cm1": cm1, "tx_c1": c1} for cm1 in (-0.1, -0.16) for c1 in (0.0, -0.1, -0.2))
-
-
-def pick_host_tx(engine, tx_eq_codes) -> dict[str, float]:
-    """The host SerDes TX FFE preset (of a few typical ones) that opens the module-input eye best at
-    the best ``tx_eq`` code: the host vendor tuned its TX once at board bring-up."""
-    points = [{**p, "tx_eq": float(c)} for p in HOST_TX_PRESETS for c in tx_eq_codes]
-    res = engine.evaluate_batch(points)
-    eh = np.asarray(res.eye_height_min_mv, dtype=float).reshape(len(HOST_TX_PRESETS), len(tx_eq_codes))
-    return dict(HOST_TX_PRESETS[int(np.argmax(np.nanmax(eh, axis=1)))])
-
-
 def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndarray,
                         host_tx: Mapping[str, float] | None = None) -> tuple[QualityModel, Any, dict]:
     """Quality model from the eye engine; raises ImportError/Exception when unavailable."""
     from dataclasses import replace
 
     from eqtune.eye import EyeEngine  # noqa: F401 - availability probe
+    from eqtune.eye.host_tx import pick_host_tx
 
     if isinstance(channel_name_or_obj, str):
         from eqtune.channel import load_channel

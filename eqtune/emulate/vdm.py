@@ -23,7 +23,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from eqtune.drivers.emulator_module import EmulatedModule
+    from eqtune.emulate.module import EmulatedModule
 
 SAMPLE_S = 0.1
 CODEWORDS_PER_S = 53.125e9 * 2 / 5440
@@ -56,7 +56,7 @@ class VdmModel:
 
     @property
     def cfg(self) -> dict:
-        from eqtune.drivers.emulator_module import T
+        from eqtune.emulate.module import T
 
         return T.vdm
 
@@ -64,7 +64,7 @@ class VdmModel:
         return [(name, *self.cfg["types"][name]) for name in self.m.vdm_types]
 
     def build(self) -> None:
-        from eqtune.drivers.emulator_module import T, f16_encode
+        from eqtune.emulate.module import T, f16_encode
 
         m = self.m
         if m.lanes * len(self._types()) > 64:
@@ -86,7 +86,7 @@ class VdmModel:
 
     def control(self, value: int) -> None:
         """Host wrote VdmControl: bit 7 freeze request (1) / release (0); done bits after a delay."""
-        from eqtune.drivers.emulator_module import T
+        from eqtune.emulate.module import T
 
         m = self.m
         freeze = bool(value & 0x80)
@@ -118,7 +118,7 @@ class VdmModel:
         """Samples on the sample page from the link (not while frozen)."""
         if self.frozen and not force:
             return
-        from eqtune.drivers.emulator_module import f16_encode
+        from eqtune.emulate.module import f16_encode
 
         m = self.m
         desc, out = m._pg(self.cfg["desc_page"]), m._pg(self.cfg["sample_page"])

@@ -4,7 +4,7 @@ Real pyvisa-py reaches it as ``TCPIP::127.0.0.1::PORT::SOCKET`` (newline-termina
 emulates ANY defined instrument by reading its definition: every property's get/set/command
 template becomes a command pattern; settable properties keep state (initial ``default``); queries
 answer from their ``emulate`` reply template, whose variables come from a shared
-:class:`eqtune.drivers.emulated_link.EmulatedLink`:
+:class:`eqtune.emulate.link.EmulatedLink`:
 
 * BERT counters accumulate while the gate is open (properties with ``action`` start/stop/reset):
   errors are Poisson via ``EmulatedLink.count_errors`` over the elapsed gated time at the link's
@@ -119,7 +119,7 @@ class ScpiEmulator:
                  seed: int | None = None, faults: Faults | None = None) -> None:
         self.definition = find_definition(definition) if isinstance(definition, str) else definition
         if link is None:
-            from eqtune.drivers.emulated_link import EmulatedLink
+            from eqtune.emulate.link import EmulatedLink
 
             link = EmulatedLink(seed=seed)
         self.link = link

@@ -1,11 +1,11 @@
 """A CMIS 5.2 module emulator behind the same 256-byte two-wire interface as real hardware.
 
-Memory map: the emulator's OWN register table :mod:`eqtune.drivers.emulator_cmis_table`
-(``emulator_cmis_table.toml``, every field cited to sonic-platform-common, FBOSS qsfp_service or Xena's
+Memory map: the emulator's OWN register table :mod:`eqtune.emulate.cmis_table`
+(``cmis_table.toml``, every field cited to sonic-platform-common, FBOSS qsfp_service or Xena's
 cable-perf-test-suite); it does not import the driver's map :mod:`eqtune.drivers.cmis_map`, so a wrong
 bit in either fails the driver tests. Identity (lower page, page 00h with its byte-222 checksum),
 advertising (page 01h), Staged Control Set 0 (page 10h), status and Active Control Set (page 11h), PRBS
-checker controls, counters and lock latch (pages 13h/14h), VDM (pages 20h-2Fh, :mod:`emulator_vdm`).
+checker controls, counters and lock latch (pages 13h/14h), VDM (pages 20h-2Fh, :mod:`eqtune.emulate.vdm`).
 
 Module images (``image=`` / resource option ``image=NAME``, table ``[images.*]``): advertised
 profiles differing in SteppedConfigOnly/AutoCommissioning, diagnostics and VDM pages, 4 or 8 lanes.
@@ -42,8 +42,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from eqtune.drivers.emulator_cmis_table import DEFAULT_IMAGE, Reg, load_table
-from eqtune.drivers.emulator_prbs import PrbsCheckerMixin, f16_encode  # noqa: F401 (re-export)
+from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg, load_table
+from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode  # noqa: F401 (re-export)
 
 T = load_table()
 _DP = T.codes["dp"]
@@ -165,7 +165,7 @@ class EmulatedModule(PrbsCheckerMixin):
         img = T.images[image]
         self.image = image
         if link is None:
-            from eqtune.drivers.emulated_link import EmulatedLink
+            from eqtune.emulate.link import EmulatedLink
 
             link = EmulatedLink(channel, lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
         self.link = link
@@ -213,7 +213,7 @@ class EmulatedModule(PrbsCheckerMixin):
         self.select_writes = 0
         self.applies = 0
         self.ignored_triggers = 0
-        from eqtune.drivers.emulator_vdm import VdmModel
+        from eqtune.emulate.vdm import VdmModel
 
         self._vdm = VdmModel(self)
         self._build()
@@ -661,7 +661,7 @@ def emulator_for(spec) -> EmulatedModule:
     """The process-wide emulated module for an ``emu:`` resource spec (created on first use).
 
     Options: ``seed``, ``settle_ms`` (default 50), ``fast=1`` (virtual clock), ``image`` (an advertised
-    module profile of ``emulator_cmis_table.toml``: osfp8-both (default), qsfpdd8-hot, qsfp4-regular,
+    module profile of ``cmis_table.toml``: osfp8-both (default), qsfpdd8-hot, qsfp4-regular,
     osfp8-nodiag), ``lanes`` (default from the image), ``stepped=1`` (SteppedConfigOnly; with no
     ``autocomm`` it advertises AutoCommissioning 01b, regular reconfiguration), ``autocomm=0..3``,
     ``noise=0`` (exact error counts), ``adaptive=0|1`` (Tx input adaptive EQ at power-up; default 1 as

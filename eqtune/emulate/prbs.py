@@ -9,7 +9,7 @@ while it has no signal, and clears on read. DiagnosticsSelector 01h gives the F1
 
 from __future__ import annotations
 
-from eqtune.drivers.emulator_cmis_table import load_table
+from eqtune.emulate.cmis_table import load_table
 
 T = load_table()
 _DP_ACTIVATED = T.codes["dp"]["activated"]
@@ -31,7 +31,7 @@ def f16_encode(value: float) -> int:
 
 
 class PrbsCheckerMixin:
-    """Mixed into :class:`eqtune.drivers.emulator_module.EmulatedModule`."""
+    """Mixed into :class:`eqtune.emulate.module.EmulatedModule`."""
 
     # ------------------------------------------------------------------ PRBS checker (pages 13h/14h)
     def _checker_enable(self, value: int) -> None:

@@ -1,4 +1,4 @@
-"""The module emulator's own CMIS register table, loaded from ``emulator_cmis_table.toml``.
+"""The module emulator's own CMIS register table, loaded from ``cmis_table.toml``.
 
 This is deliberately separate from the driver's map (:mod:`eqtune.drivers.cmis_map`): the TOML file is
 written from the public sources it cites field by field (sonic-platform-common, FBOSS qsfp_service,
@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-TABLE_PATH = Path(__file__).with_name("emulator_cmis_table.toml")
+TABLE_PATH = Path(__file__).with_name("cmis_table.toml")
 
 
 @dataclass(frozen=True)
