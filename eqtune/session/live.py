@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
+from eqtune.serdes.knobs import TX_EQ
 from eqtune.session.journal import Journal, read_journal, session_path
 from eqtune.session.records import check_records
 
@@ -708,10 +709,10 @@ class LiveTuner:
         self.knobs = self.sources[0].knobs
         rec = view.last("original") or self.view.last("original") or {}
         self.adaptive_lanes = sorted(int(ln) for ln in rec.get("tx_adaptive") or [] if int(ln) in orig) \
-            if "tx_eq" in self.knobs and callable(getattr(self.module, "enable_tx_adaptive", None)) else []
+            if TX_EQ in self.knobs and callable(getattr(self.module, "enable_tx_adaptive", None)) else []
         warnings = []
-        if cfg.instrument is None and any(k != "tx_eq" for k in self.knobs):
-            blind = [k for k in self.knobs if k != "tx_eq"]
+        if cfg.instrument is None and any(k != TX_EQ for k in self.knobs):
+            blind = [k for k in self.knobs if k != TX_EQ]
             warnings.append(f"the module's own PRBS checker sees only the host -> module direction (Tx input EQ); "
                             f"{', '.join(blind)} change the module -> host direction, which it cannot see: those "
                             "knobs will look flat. Measure with a BERT or scope (--instrument) to tune them")
@@ -1162,7 +1163,7 @@ class LiveTuner:
                         self.module.apply_eq(part)
                     rec = self.view.last("original") or {}
                     back = [int(ln) for ln in rec.get("tx_adaptive") or [] if int(ln) in part
-                            and "tx_eq" in part[int(ln)]]
+                            and TX_EQ in part[int(ln)]]
                     if back and callable(getattr(self.module, "enable_tx_adaptive", None)):
                         self.adaptive_lanes = back
                         self._reenable_adaptive(back)
@@ -1303,7 +1304,7 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
             if decisions.get(ln, {}).get("tx_adaptive"):
                 # the lane went back to Tx input adaptive EQ: a fixed tx_eq in the profile would switch it
                 # off on every module the profile is pushed to, so the profile leaves tx_eq alone
-                codes[ln].pop("tx_eq", None)
+                codes[ln].pop(TX_EQ, None)
                 if not codes[ln]:
                     del codes[ln]
                     continue
