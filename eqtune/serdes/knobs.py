@@ -163,27 +163,34 @@ DEFAULT_TUNED: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A margin or figure of merit: its key, unit and display label.
+    """A margin or figure of merit: its key, quantity, unit and the labels built from them.
 
-    ``unit`` is what follows a number ("10.07 (-log10(BER))", "margin (dB)"); ``label`` names the
-    quantity with its unit (axis titles, report columns, a profile's ``margins.*.metric``).
-    ``attribute`` is the ``EyeResult`` field of a simulation objective (None for live-only metrics).
+    ``label`` names the quantity with its unit (axis titles, report columns, a profile's
+    ``margins.*.metric``), e.g. ``Q (dB)``; ``suffix`` is what follows a number or a margin
+    ("7.9 dB Q", "margin (dB Q)"): the unit, qualified by the quantity where the unit alone (dB)
+    would not say which (``suffix_quantity``). ``attribute`` is the ``EyeResult`` field of a
+    simulation objective (None for live-only metrics).
     """
 
     key: str
     quantity: str
     unit: str
     attribute: str | None = None
+    suffix_quantity: bool = False
 
     @property
     def label(self) -> str:
         return self.quantity if self.quantity == self.unit else f"{self.quantity} ({self.unit})"
 
+    @property
+    def suffix(self) -> str:
+        return f"{self.unit} {self.quantity}" if self.suffix_quantity else self.unit
+
 
 METRIC_DEFS: dict[str, MetricDef] = {m.key: m for m in (
     # live metrics (eqtune.tune.live): -log10 of the floored BER, the same BER as Q in dB, scope eye height
     MetricDef("ber", "-log10(BER)", "-log10(BER)"),
-    MetricDef("q_db", "Q", "dB"),
+    MetricDef("q_db", "Q", "dB", suffix_quantity=True),
     MetricDef("eye_height", "eye height", "mV", "eye_height_min_mv"),
     # simulation objectives (eqtune.tune.source)
     MetricDef("com", "COM", "dB", "com_db"),
@@ -199,9 +206,15 @@ SIM_OBJECTIVES: tuple[str, ...] = tuple(k for k, m in METRIC_DEFS.items() if m.a
 
 
 def metric_unit(metric: str) -> str:
-    """Unit of a margin of this metric (the metric key itself when unknown)."""
+    """Unit of this metric (the metric key itself when unknown)."""
     m = METRIC_DEFS.get(metric)
     return m.unit if m is not None else metric
+
+
+def metric_suffix(metric: str) -> str:
+    """What follows a margin of this metric, e.g. ``dB Q`` (the metric key itself when unknown)."""
+    m = METRIC_DEFS.get(metric)
+    return m.suffix if m is not None else metric
 
 
 def metric_label(metric: str) -> str:

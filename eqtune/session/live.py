@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
-from eqtune.serdes.knobs import TX_EQ
+from eqtune.serdes.knobs import TX_EQ, metric_label, metric_suffix
 from eqtune.session.journal import Journal, read_journal, session_path
 from eqtune.session.records import check_records
 
@@ -275,7 +275,7 @@ class LiveResult:
                 "lanes": {str(k): v.to_dict() for k, v in sorted(self.lanes.items())}}
 
     def summary_lines(self) -> list[str]:
-        unit = {"ber": "-log10(BER)", "q_db": "Q dB", "eye_height": "mV"}.get(self.metric, self.metric)
+        unit = metric_suffix(self.metric)
         out = [f"session {self.session}: {self.status}" + (f" - {self.message}" if self.message else "")]
         for ln, r in sorted(self.lanes.items()):
             b = "?" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
@@ -1312,8 +1312,7 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
             if r.recommended is None:
                 raise ProfileError(f"session {session_id} lane {ln} has no verified recommendation yet")
             codes[ln] = dict(r.recommended)
-        margins[ln] = {"metric": {"ber": "-log10(BER)", "q_db": "Q dB", "eye_height": "mV"}.get(
-            view.config.metric, view.config.metric), "baseline": r.baseline_margin, "tuned": r.verified_margin,
+        margins[ln] = {"metric": metric_label(view.config.metric), "baseline": r.baseline_margin, "tuned": r.verified_margin,
             "decision": r.decision}
     if not codes:
         raise ProfileError(f"session {session_id}: every lane went back to the module's Tx input adaptive EQ "
