@@ -60,6 +60,7 @@ from eqtune.serdes.knobs import (
     CTLE_GDC2,
     CTLE_KNOBS,
     DIRECTIONS,
+    KNOB_DIRECTION,  # noqa: F401 - re-exported (eqtune.eye.KNOB_DIRECTION)
     KNOB_NAMES,
     MODULE_TX_IN_KNOBS,
     RX_AMP,

@@ -11,7 +11,17 @@ from pathlib import Path
 import numpy as np
 
 from eqtune.errors import ConfigError
-from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, RX_AMP, RX_POST, RX_PRE, TX_EQ, TX_TAP_OFFSETS, Knob
+from eqtune.serdes.knobs import (
+    CTLE_GDC,
+    CTLE_GDC2,
+    KNOB_DEFS,
+    RX_AMP,
+    RX_POST,
+    RX_PRE,
+    TX_EQ,
+    TX_TAP_OFFSETS,
+    Knob,
+)
 
 MODULATION_LEVELS = {"NRZ": 2, "PAM4": 4, "PAM6": 6}
 MAX_RANGE_POINTS = 1001  # values per knob range: a tuner grid, not a sweep of millions
@@ -153,22 +163,22 @@ class SerdesProfile:
         """Every knob this profile defines (host SerDes and module), keyed by name."""
         out: dict[str, Knob] = {}
         for name, r in self.tx.taps.items():
-            out[name] = Knob(name, r.values(), r.default, "linear", f"TX FFE tap c({TX_TAP_OFFSETS[name]:+d})")
+            out[name] = Knob(name, r.values(), r.default, KNOB_DEFS[name].unit, f"TX FFE tap c({TX_TAP_OFFSETS[name]:+d})")
         c = self.rx.ctle
-        out[CTLE_GDC] = Knob(CTLE_GDC, c.gdc_db.values(), c.gdc_db.default, "dB", "host RX CTLE g_DC")
+        out[CTLE_GDC] = Knob(CTLE_GDC, c.gdc_db.values(), c.gdc_db.default, KNOB_DEFS[CTLE_GDC].unit, "host RX CTLE g_DC")
         if c.gdc2_db is not None:
-            out[CTLE_GDC2] = Knob(CTLE_GDC2, c.gdc2_db.values(), c.gdc2_db.default, "dB", "host RX CTLE g_DC2")
+            out[CTLE_GDC2] = Knob(CTLE_GDC2, c.gdc2_db.values(), c.gdc2_db.default, KNOB_DEFS[CTLE_GDC2].unit, "host RX CTLE g_DC2")
         m = self.module
         d = m.defaults
         out[RX_PRE] = Knob(RX_PRE, tuple(float(i) for i in range(m.rx_pre_max + 1)), float(d.get(RX_PRE, 0)),
-                             "code", f"module Rx output pre-cursor ({m.rx_pre_db_per_code:g} dB/code)")
+                             KNOB_DEFS[RX_PRE].unit, f"module Rx output pre-cursor ({m.rx_pre_db_per_code:g} dB/code)")
         out[RX_POST] = Knob(RX_POST, tuple(float(i) for i in range(m.rx_post_max + 1)),
-                              float(d.get(RX_POST, 0)), "code",
+                              float(d.get(RX_POST, 0)), KNOB_DEFS[RX_POST].unit,
                               f"module Rx output post-cursor ({m.rx_post_db_per_code:g} dB/code)")
-        out[RX_AMP] = Knob(RX_AMP, tuple(float(i) for i in m.rx_amp_codes), float(d.get(RX_AMP, 1)), "code",
+        out[RX_AMP] = Knob(RX_AMP, tuple(float(i) for i in m.rx_amp_codes), float(d.get(RX_AMP, 1)), KNOB_DEFS[RX_AMP].unit,
                              "module Rx output amplitude code")
         out[TX_EQ] = Knob(TX_EQ, tuple(float(i) for i in range(m.tx_eq_max + 1)), float(d.get(TX_EQ, 0)),
-                            "code", f"module Tx input EQ ({m.tx_eq_db_per_code:g} dB peaking/code)")
+                            KNOB_DEFS[TX_EQ].unit, f"module Tx input EQ ({m.tx_eq_db_per_code:g} dB peaking/code)")
         return out
 
 
