@@ -199,8 +199,10 @@ METRIC_DEFS: dict[str, MetricDef] = {m.key: m for m in (
     MetricDef("fec", "FEC margin", "decades", "fec_margin_decades"),
 )}
 
+#: the live metrics computed from a bit-error count
+BER_METRICS: tuple[str, ...] = ("ber", "q_db")
 #: the metrics a live session can tune on
-LIVE_METRICS: tuple[str, ...] = ("ber", "q_db", "eye_height")
+LIVE_METRICS: tuple[str, ...] = (*BER_METRICS, "eye_height")
 #: the objectives a simulation can tune on
 SIM_OBJECTIVES: tuple[str, ...] = tuple(k for k, m in METRIC_DEFS.items() if m.attribute is not None)
 

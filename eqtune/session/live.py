@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
-from eqtune.serdes.knobs import TX_EQ, metric_label, metric_suffix
+from eqtune.serdes.knobs import BER_METRICS, TX_EQ, metric_label, metric_suffix
 from eqtune.session.journal import Journal, read_journal, session_path
 from eqtune.session.records import check_records
 
@@ -1075,7 +1075,7 @@ class LiveTuner:
                 # BER metrics: "beats" must hold statistically, i.e. the tuned codes' 95 % upper bound is
                 # below the baseline's measured BER. An error-free baseline cannot be beaten at this dwell.
                 proven = True
-                if cfg.metric in ("ber", "q_db") and bc.get("bits") and vc.get("bits"):
+                if cfg.metric in BER_METRICS and bc.get("bits") and vc.get("bits"):
                     b_ber = bc["errors"] / bc["bits"]
                     proven = vc.get("ber_upper95") is not None and vc["ber_upper95"] < b_ber
                 adaptive = ln in self.adaptive_lanes  # baseline ran adaptive EQ: a fixed code is a change
