@@ -47,3 +47,21 @@ def report_error(exc: Exception, args: list[str] | None = None, *, message: str 
     else:
         click.echo(f"eqtune: error: {text}", err=True)
     return code
+
+
+def module_code_options(*, metavar: str | None = None, prefix: str = "",
+                        extra_help: dict[str, str] | None = None) -> Any:
+    """Click options ``--rx-pre/--rx-post/--rx-amp/--tx-eq`` (int, default None), one per module code,
+    with names, option strings and help taken from the knob registry (``eqtune.serdes.knobs``)."""
+    from eqtune.serdes.knobs import KNOB_DEFS, MODULE_KNOBS
+
+    extra = extra_help or {}
+
+    def decorate(f: Any) -> Any:
+        for name in reversed(MODULE_KNOBS):  # click applies decorators bottom-up: keep the registry order
+            d = KNOB_DEFS[name]
+            f = click.option(d.cli_option, name, type=int, default=None, metavar=metavar,
+                             help=f"{prefix}{d.description}{extra.get(name, '')}.")(f)
+        return f
+
+    return decorate

@@ -111,7 +111,9 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
 
         echo_json(out)
         return
-    unit = {"ber": "-log10(BER)"}.get(result.metric, result.metric)
+    from eqtune.serdes.knobs import metric_suffix
+
+    unit = metric_suffix(result.metric)
     click.echo(f"demo: {CHANNEL} on emulated module + "
                + ("module PRBS checker (emulated clock)" if module_ber else f"emulated {BERT} BERT (real-time gates)")
                + f", {out['elapsed_s']} s wall time")

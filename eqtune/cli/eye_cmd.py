@@ -7,9 +7,20 @@ from __future__ import annotations
 
 import click
 
-from eqtune.cli._common import FiniteFloat
+from eqtune.cli._common import FiniteFloat, module_code_options
+from eqtune.serdes.knobs import (
+    CTLE_GDC,
+    CTLE_GDC2,
+    DIRECTIONS,
+    MODULE_RX_OUT_KNOBS,
+    RX_AMP,
+    RX_POST,
+    RX_PRE,
+    TX_EQ,
+    TX_TAP_OFFSETS,
+)
 
-_DIRECTIONS = ("host_rx", "module_rx", "serdes")
+_DIRECTIONS = DIRECTIONS
 
 
 def _floats(text: str, option: str) -> list[float]:
@@ -30,7 +41,7 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
     if not taps:
         raise EqRangeError("--tx-ffe: give at least the main tap, e.g. --tx-ffe -0.1,0.8,-0.1")
     main = max(range(len(taps)), key=lambda i: taps[i])
-    names = {-3: "tx_cm3", -2: "tx_cm2", -1: "tx_cm1", 1: "tx_c1", 2: "tx_c2"}
+    names = {off: name for name, off in TX_TAP_OFFSETS.items()}
     point: dict[str, float] = {}
     for i, c in enumerate(taps):
         k = i - main
@@ -53,10 +64,7 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--profile", "profile", default=None, help="SerDes profile name or TOML (default: the channel's).")
 @click.option("--tx-ffe", "tx_ffe", default=None, metavar="C-1,C0,C1", help="Host TX FFE taps, main tap included.")
 @click.option("--ctle", default=None, metavar="GDC[,GDC2]", help="Host RX CTLE DC gains (dB); default: adapts.")
-@click.option("--rx-pre", type=int, default=None, metavar="CODE", help="Module Rx output pre-cursor code.")
-@click.option("--rx-post", type=int, default=None, metavar="CODE", help="Module Rx output post-cursor code.")
-@click.option("--rx-amp", type=int, default=None, metavar="CODE", help="Module Rx output amplitude code.")
-@click.option("--tx-eq", type=int, default=None, metavar="CODE", help="Module Tx input EQ code (dB peaking).")
+@module_code_options(metavar="CODE", prefix="Module ")
 @click.option("--ber", "--ber-target", "ber", type=FiniteFloat(), default=1e-6, show_default=True,  # range: engine
               help="Target BER (1e-3..1e-15); --ber-target is the same option, as in `eqtune measure`.")
 @click.option("--samples-per-ui", type=click.IntRange(4, 1024), default=32, show_default=True)
@@ -86,17 +94,16 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
         g = _floats(ctle, "--ctle")
         if not 1 <= len(g) <= 2:
             raise InputError(f"--ctle {ctle!r}: give GDC or GDC,GDC2 in dB")
-        point["ctle_gdc"] = g[0]
+        point[CTLE_GDC] = g[0]
         if len(g) == 2:
-            point["ctle_gdc2"] = g[1]
-    for name, val in (("rx_pre", rx_pre), ("rx_post", rx_post), ("rx_amp", rx_amp), ("tx_eq", tx_eq)):
-        if val is not None:
-            point[name] = float(val)
+            point[CTLE_GDC2] = g[1]
+    codes = {RX_PRE: rx_pre, RX_POST: rx_post, RX_AMP: rx_amp, TX_EQ: tx_eq}
+    point.update({name: float(val) for name, val in codes.items() if val is not None})
     if direction is None:
         module_rx = any(k.startswith("tx_") for k in point)
-        host_rx = any(k in point for k in ("rx_pre", "rx_post", "rx_amp"))
-        ctle_given = "ctle_gdc" in point
-        if module_rx and (host_rx or (ctle_given and "tx_eq" in point)):
+        host_rx = any(k in point for k in MODULE_RX_OUT_KNOBS)
+        ctle_given = CTLE_GDC in point
+        if module_rx and (host_rx or (ctle_given and TX_EQ in point)):
             raise InputError("the EQ options act in two directions: choose one with --direction")
         if module_rx and ctle_given:
             direction = "serdes"

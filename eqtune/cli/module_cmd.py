@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import click
 
-KNOB_ORDER = ("rx_pre", "rx_post", "rx_amp", "tx_eq")
+from eqtune.cli._common import module_code_options
+from eqtune.serdes.knobs import KNOB_DEFS, RX_AMP, RX_POST, RX_PRE, TX_EQ
+from eqtune.serdes.knobs import MODULE_KNOBS as KNOB_ORDER
 
 
 @click.group(name="module")
@@ -105,10 +107,7 @@ def doctor(resource: str, as_json: bool) -> None:
 @click.argument("resource")
 @click.option("--lane", "lanes", type=click.IntRange(1, 8), multiple=True, required=True,
               help="Lane to set (1..8); repeat for several lanes.")
-@click.option("--rx-pre", type=int, default=None, help="Rx output pre-cursor code.")
-@click.option("--rx-post", type=int, default=None, help="Rx output post-cursor code.")
-@click.option("--rx-amp", type=int, default=None, help="Rx output amplitude code.")
-@click.option("--tx-eq", type=int, default=None, help="Tx input fixed EQ code (turns adaptive EQ off).")
+@module_code_options(extra_help={TX_EQ: "; turns adaptive EQ off"})
 @click.option("--tx-adaptive", type=click.Choice(["on", "off"]), default=None,
               help="Switch the Tx input adaptive equalizer on (back to the module's own adaptation) or off "
                    "(the fixed tx_eq code runs); codes are left as they are.")
@@ -121,10 +120,11 @@ def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, 
     """Write EQ codes to LANE(s) of the module at RESOURCE (validated, applied, read back)."""
     from eqtune.errors import EqRangeError, InputError
 
-    knobs = {k: v for k, v in (("rx_pre", rx_pre), ("rx_post", rx_post), ("rx_amp", rx_amp), ("tx_eq", tx_eq))
-             if v is not None}
+    given = {RX_PRE: rx_pre, RX_POST: rx_post, RX_AMP: rx_amp, TX_EQ: tx_eq}
+    knobs = {k: given[k] for k in KNOB_ORDER if given[k] is not None}
     if not knobs and tx_adaptive is None:
-        raise InputError("nothing to set: give at least one of --rx-pre, --rx-post, --rx-amp, --tx-eq, --tx-adaptive")
+        raise InputError("nothing to set: give at least one of "
+                         + ", ".join(KNOB_DEFS[k].cli_option for k in KNOB_ORDER) + ", --tx-adaptive")
     if tx_adaptive == "on" and tx_eq is not None:
         raise InputError("--tx-eq selects the fixed Tx input equalizer and --tx-adaptive on the adaptive one: "
                          "give one of them")

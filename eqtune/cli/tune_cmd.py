@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from eqtune.cli._common import FiniteFloat
+from eqtune.serdes.knobs import DIRECTIONS, LIVE_METRICS
 
 
 def _split(values: tuple[str, ...] | str | None) -> list[str]:
@@ -68,7 +69,7 @@ def _load_json(path: str, option: str) -> Any:
                    "aggressors, e.g. c2m-10in-xtalk).")
 @click.option("--seed", type=int, default=None, help="Random seed (reproducible runs); drawn and reported if omitted.")
 @click.option("--ber", type=FiniteFloat(min=0.0, max=0.5, min_open=True), default=1e-6, show_default=True, help="Target BER of the eye margins.")
-@click.option("--direction", type=click.Choice(["host_rx", "module_rx", "serdes"]), default=None,
+@click.option("--direction", type=click.Choice(DIRECTIONS), default=None,
               help="Link direction (default: from the knobs).")
 @click.option("--profile", "serdes_profile", default=None, help="SerDes profile name or TOML (default: the channel's).")
 @click.option("--optimizer", type=click.Choice(["gp", "random", "grid"]), default=None,
@@ -103,7 +104,7 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--operator", default=None, help="[live] Operator recorded in the journal.")
 @click.option("--verify-dwell", type=FiniteFloat(min=0.0, min_open=True), default=None, metavar="S",
               help="[live] Dwell time of the final verify measurements (s; default: as --dwell).")
-@click.option("--metric", type=click.Choice(["ber", "q_db", "eye_height"]), default=None,
+@click.option("--metric", type=click.Choice(LIVE_METRICS), default=None,
               help="[live] Measured margin: ber, q_db or eye_height (default: ber).")
 @click.option("--target-ber", "--ber-target", "target_ber", type=FiniteFloat(min=0.0, max=0.5, min_open=True),
               default=None, metavar="BER",

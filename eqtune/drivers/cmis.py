@@ -35,6 +35,7 @@ from eqtune.drivers.cmis_prbs import PrbsMixin
 from eqtune.drivers.cmis_vdm import VdmMixin
 from eqtune.drivers.transport import PagedRegisters, open_transport
 from eqtune.errors import DeviceError, EqRangeError, ModuleError, TransportError
+from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
 
 MODULE_STATE_NAMES = {1: "ModuleLowPwr", 2: "ModulePwrUp", 3: "ModuleReady", 4: "ModulePwrDn", 5: "ModuleFault"}
 DP_STATE_NAMES = {1: "DPDeactivated", 2: "DPInit", 3: "DPDeinit", 4: "DPActivated", 5: "DPTxTurnOn",
@@ -93,13 +94,13 @@ class EqCapabilities:
         """Allowed codes per supported knob (knobs the module does not support are absent)."""
         out: dict[str, tuple[int, ...]] = {}
         if self.rx_pre_max is not None:
-            out["rx_pre"] = tuple(range(self.rx_pre_max + 1))
+            out[RX_PRE] = tuple(range(self.rx_pre_max + 1))
         if self.rx_post_max is not None:
-            out["rx_post"] = tuple(range(self.rx_post_max + 1))
+            out[RX_POST] = tuple(range(self.rx_post_max + 1))
         if self.rx_amp_codes:
-            out["rx_amp"] = tuple(self.rx_amp_codes)
+            out[RX_AMP] = tuple(self.rx_amp_codes)
         if self.tx_eq_max is not None:
-            out["tx_eq"] = tuple(range(self.tx_eq_max + 1))
+            out[TX_EQ] = tuple(range(self.tx_eq_max + 1))
         return out
 
     def to_dict(self) -> dict:
@@ -295,7 +296,7 @@ class CmisModule(PrbsMixin, VdmMixin):
                     raise EqRangeError(f"{self.resource}: lane {lane} {knob}={value!r} is not an integer code") from None
                 if iv != value or iv not in allowed[knob]:
                     vals = allowed[knob]
-                    span = (f"{vals[0]}..{vals[-1]}" if knob != "rx_amp" and list(vals) == list(range(vals[0], vals[-1] + 1))
+                    span = (f"{vals[0]}..{vals[-1]}" if knob != RX_AMP and list(vals) == list(range(vals[0], vals[-1] + 1))
                             else ", ".join(map(str, vals)))
                     raise EqRangeError(f"{self.resource}: lane {lane} {knob}={value} is outside what the module "
                                        f"advertises ({span}); pick a code in that range")
@@ -459,7 +460,7 @@ class CmisModule(PrbsMixin, VdmMixin):
         """
         immediate = self._apply_method(method)
         codes = self._normalize(codes)
-        off = {ln for ln, k in codes.items() if "tx_eq" in k}
+        off = {ln for ln, k in codes.items() if TX_EQ in k}
         self._apply(codes, sorted(codes), off=off, immediate=immediate,
                     what=f"applying EQ to lane(s) {','.join(map(str, sorted(codes)))}")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from eqtune.errors import ModuleError
+from eqtune.serdes.knobs import MODULE_KNOBS
 
 
 @dataclass
@@ -39,7 +40,7 @@ def diagnose(mod) -> DoctorReport:
         method = {"trigger": "", "supported": False, "traffic_down": None, "reason": str(exc)}
         cannot.append("apply EQ codes: " + str(exc).split(": ", 1)[-1])
     kv = caps.knob_values()
-    for knob in ("rx_pre", "rx_post", "rx_amp", "tx_eq"):
+    for knob in MODULE_KNOBS:
         if knob not in kv:
             cannot.append(f"set {knob}: not advertised on page 01h")
     if not caps.tx_adaptive:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
 
+from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
+
 Layout = Literal["scalar", "bytes", "bit_per_lane", "nibble_per_lane", "byte_per_lane"]
 
 LOWER_PAGE_SIZE = 128
@@ -203,10 +205,10 @@ DPINIT_PENDING = _f("DPInitPending", 0x11, 235, "bit_per_lane", ref=_S + ": DPIN
 
 # knob name -> (staged field, active field)
 EQ_FIELDS: dict[str, tuple[Field, Field]] = {
-    "rx_pre": (RX_PRE_SCS0, RX_PRE_ACTIVE),
-    "rx_post": (RX_POST_SCS0, RX_POST_ACTIVE),
-    "rx_amp": (RX_AMP_SCS0, RX_AMP_ACTIVE),
-    "tx_eq": (TX_FIXED_EQ_SCS0, TX_FIXED_EQ_ACTIVE),
+    RX_PRE: (RX_PRE_SCS0, RX_PRE_ACTIVE),
+    RX_POST: (RX_POST_SCS0, RX_POST_ACTIVE),
+    RX_AMP: (RX_AMP_SCS0, RX_AMP_ACTIVE),
+    TX_EQ: (TX_FIXED_EQ_SCS0, TX_FIXED_EQ_ACTIVE),
 }
 KNOBS = tuple(EQ_FIELDS)
 

@@ -43,10 +43,19 @@ from typing import Any
 import numpy as np
 
 from eqtune.drivers.measurement import BerCount
+from eqtune.serdes.knobs import (
+    HOST_RX,
+    MODULE_RX,
+    RX_AMP,
+    RX_POST,
+    RX_PRE,
+    TX_EQ,
+    module_knobs_in_direction,
+)
 
-DIRECTIONS = ("module_rx", "host_rx")
-DIRECTION_KNOBS = {"module_rx": ("tx_eq",), "host_rx": ("rx_pre", "rx_post", "rx_amp")}
-DEFAULT_CODES = {"rx_pre": 1, "rx_post": 2, "rx_amp": 2, "tx_eq": 3}
+DIRECTIONS = (MODULE_RX, HOST_RX)
+DIRECTION_KNOBS = {d: module_knobs_in_direction(d) for d in (MODULE_RX, HOST_RX)}
+DEFAULT_CODES = {RX_PRE: 1, RX_POST: 2, RX_AMP: 2, TX_EQ: 3}
 BITS_PER_SYMBOL = {"NRZ": 1, "PAM4": 2, "PAM6": 2.5}
 
 QualityModel = Callable[[str, Mapping[str, int], int], Mapping[str, Any]]
@@ -79,16 +88,16 @@ def surrogate_quality(loss_db: float, tx_eq_max: int = 10, noise_mv: float = 5.5
     def model(direction: str, codes: Mapping[str, int], lane: int, extra_loss_db: float = 0.0) -> dict[str, Any]:
         loss = loss_db + float(extra_loss_db)
         if direction == "host_rx":
-            amp_mv = {0: 250.0, 1: 450.0, 2: 600.0, 3: 800.0}[int(codes.get("rx_amp", 2))]
+            amp_mv = {0: 250.0, 1: 450.0, 2: 600.0, 3: 800.0}[int(codes.get(RX_AMP, 2))]
             post_opt = min(7.0, loss / 3.0)
             pre_opt = min(7.0, loss / 12.0)
-            pen = 0.035 * (codes.get("rx_post", 0) - post_opt) ** 2 + 0.06 * (codes.get("rx_pre", 0) - pre_opt) ** 2
+            pen = 0.035 * (codes.get(RX_POST, 0) - post_opt) ** 2 + 0.06 * (codes.get(RX_PRE, 0) - pre_opt) ** 2
             # large swing into a short channel overdrives the host CTLE a little
             pen += 0.04 * max(0.0, amp_mv / 600.0 - 1.0) * max(0.0, 14.0 - loss)
             base = amp_mv / 3.0 * 10 ** (-loss / 40.0)
         else:
             tx_opt = min(float(tx_eq_max), 0.55 * loss)
-            pen = 0.01 * (codes.get("tx_eq", 0) - tx_opt) ** 2
+            pen = 0.01 * (codes.get(TX_EQ, 0) - tx_opt) ** 2
             base = 600.0 / 3.0 * 10 ** (-loss / 40.0)
         eh3 = [base * (1.0 - pen) * f for f in (0.97, 1.0, 0.98)]
         eh_min = min(eh3)
@@ -137,7 +146,7 @@ def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndar
     if host_tx is None:
         try:
             nominal = EyeEngine(channel, direction="module_rx")
-            codes = [float(v) for v in nominal.knob_space(["tx_eq"]).knobs[0].values]
+            codes = [float(v) for v in nominal.knob_space([TX_EQ]).knobs[0].values]
             host_tx = pick_host_tx(nominal, codes)
         except Exception:  # noqa: BLE001 - keep the profile's default host TX
             host_tx = {}
@@ -432,7 +441,7 @@ class EmulatedLink:
 
     def _adapted_tx_eq(self, lane: int) -> int:
         return min(range(self.tx_eq_max + 1),
-                   key=lambda c: float(self.quality(lane, "module_rx", {"tx_eq": c})["ber_estimate"]))
+                   key=lambda c: float(self.quality(lane, "module_rx", {TX_EQ: c})["ber_estimate"]))
 
     # ------------------------------------------------------------------ quality
     def quality(self, lane: int, direction: str, codes: Mapping[str, int] | None = None) -> Mapping[str, Any]:
@@ -444,7 +453,7 @@ class EmulatedLink:
         if codes is None:
             codes = self.active_codes(lane)
             if direction == "module_rx" and self._adaptive[lane]:
-                codes["tx_eq"] = self._adapted_tx_eq(lane)
+                codes[TX_EQ] = self._adapted_tx_eq(lane)
         codes = dict(codes)
         sub = {k: int(codes[k]) for k in DIRECTION_KNOBS[direction] if k in codes}
         extra = round(self.extra_loss_db(lane), 2) if self.thermal is not None else 0.0
@@ -507,7 +516,7 @@ class EmulatedLink:
                 eh = [max(0.0, x * (1 + 0.01 * self._rng.standard_normal())) for x in eh]
                 ew = max(0.0, ew * (1 + 0.01 * self._rng.standard_normal()))
         eh_min = min(eh) if eh else 0.0
-        amp = {0: 250.0, 1: 450.0, 2: 600.0, 3: 800.0}[self.active_codes(lane).get("rx_amp", 2)]
+        amp = {0: 250.0, 1: 450.0, 2: 600.0, 3: 800.0}[self.active_codes(lane).get(RX_AMP, 2)]
         tdecq = 10 * math.log10((amp / 3.0) / eh_min) if eh_min > 0 else None
         return {
             "lane": lane,

@@ -44,6 +44,7 @@ from typing import Any
 
 from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg, load_table
 from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode  # noqa: F401 (re-export)
+from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
 
 T = load_table()
 _DP = T.codes["dp"]
@@ -74,10 +75,10 @@ class ConfigStatus:
 
 # knob -> (staged field, active field), from the table
 EQ_REGS: dict[str, tuple[Reg, Reg]] = {
-    "rx_pre": (T.RxPreCursor, T.ActiveRxPreCursor),
-    "rx_post": (T.RxPostCursor, T.ActiveRxPostCursor),
-    "rx_amp": (T.RxAmplitude, T.ActiveRxAmplitude),
-    "tx_eq": (T.FixedInputEqTx, T.ActiveFixedInputEqTx),
+    RX_PRE: (T.RxPreCursor, T.ActiveRxPreCursor),
+    RX_POST: (T.RxPostCursor, T.ActiveRxPostCursor),
+    RX_AMP: (T.RxAmplitude, T.ActiveRxAmplitude),
+    TX_EQ: (T.FixedInputEqTx, T.ActiveFixedInputEqTx),
 }
 
 

@@ -55,21 +55,32 @@ from eqtune.eye.stateye import (
 )
 from eqtune.serdes import equalizers as eqz
 from eqtune.serdes import filters
-from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
-from eqtune.serdes.profile import TX_TAP_OFFSETS, SerdesProfile, load_profile
+from eqtune.serdes.knobs import (
+    CTLE_GDC,
+    CTLE_GDC2,
+    CTLE_KNOBS,
+    DIRECTIONS,
+    KNOB_DIRECTION,  # noqa: F401 - re-exported (eqtune.eye.KNOB_DIRECTION)
+    KNOB_NAMES,
+    MODULE_TX_IN_KNOBS,
+    RX_AMP,
+    RX_POST,
+    RX_PRE,
+    TX_EQ,
+    TX_TAP_OFFSETS,
+    EqPoint,
+    Knob,
+    KnobSpace,
+)
+from eqtune.serdes.knobs import MODULE_RX_OUT_KNOBS as MODULE_TX_KNOBS
+from eqtune.serdes.knobs import TX_FFE_KNOBS as HOST_TX_KNOBS
+from eqtune.serdes.profile import SerdesProfile, load_profile
 
-DIRECTIONS = ("host_rx", "module_rx", "serdes")
 SAMPLINGS = ("mm", "best")  # Mueller-Muller (93A.1.6, 93A-25/26) or the phase with the best approximate eye
 MM_EPS_V = 1e-3  # |93A-25 residual| below which a phase counts as an exact MM solution (MATLAB COM 3.70 as
 #                  transcribed in PyChOpMarg 3.4.0 utility/probability.py loc_curs(), eps = 0.001)
-MODULE_TX_KNOBS = ("rx_pre", "rx_post", "rx_amp")
-HOST_TX_KNOBS = tuple(TX_TAP_OFFSETS)
-CTLE_KNOBS = ("ctle_gdc", "ctle_gdc2")
-KNOWN_KNOBS = MODULE_TX_KNOBS + ("tx_eq",) + HOST_TX_KNOBS + CTLE_KNOBS
+KNOWN_KNOBS = KNOB_NAMES
 DERIVED_KEYS = ("tx_c0",)  # reported in EyeResult.eq, accepted (and ignored) on input
-# which direction(s) each knob acts in (evaluate_link)
-KNOB_DIRECTION = {**{k: "host_rx" for k in MODULE_TX_KNOBS}, "tx_eq": "module_rx",
-                  **{k: "module_rx" for k in HOST_TX_KNOBS}, **{k: "host_rx" for k in CTLE_KNOBS}}
 
 TRUNCATE_REL = 1e-3  # COM: impulse response truncated at 1e-3 of its peak (MATLAB COM 3.70)
 N_PRE_UI = 6  # precursors kept in the cursor window
@@ -200,7 +211,7 @@ class EyeEngine:
         if self.direction == "host_rx":
             m = p.module
             return _Tx("module", MODULE_TX_KNOBS, np.array([-1, 0, 1]), m.driver_rise_time_ps, m.driver_snr_db,
-                       m.rx_amp_swing_mv_ppd(int(self._knobs["rx_amp"].default)) / 2000.0)
+                       m.rx_amp_swing_mv_ppd(int(self._knobs[RX_AMP].default)) / 2000.0)
         names = tuple(sorted(p.tx.taps, key=lambda n: TX_TAP_OFFSETS[n]))
         offs = sorted([TX_TAP_OFFSETS[n] for n in names] + [0])
         return _Tx("host", names, np.array(offs), p.tx.rise_time_ps, p.noise.snr_tx_db, p.tx.amplitude_v)
@@ -214,12 +225,12 @@ class EyeEngine:
                                               fz_hz=m.tx_input_fz_ghz * 1e9, fp1_hz=m.tx_input_fp1_ghz * 1e9,
                                               fp2_hz=m.tx_input_fp2_ghz * 1e9)
             settings = np.stack([gdc, np.zeros_like(gdc)], axis=-1)
-            return _Rx("module", settings, tuple({"tx_eq": float(c)} for c in codes), m.tx_input_eta0_v2_per_ghz)
+            return _Rx("module", settings, tuple({TX_EQ: float(c)} for c in codes), m.tx_input_eta0_v2_per_ghz)
         c = p.rx.ctle
         g1 = np.asarray(c.gdc_db.values())
         g2 = np.asarray(c.gdc2_db.values()) if c.gdc2_db is not None else np.zeros(1)
         grid = np.stack(np.meshgrid(g1, g2, indexing="ij"), axis=-1).reshape(-1, 2)
-        labels = tuple({"ctle_gdc": float(a), **({"ctle_gdc2": float(b)} if c.gdc2_db is not None else {})}
+        labels = tuple({CTLE_GDC: float(a), **({CTLE_GDC2: float(b)} if c.gdc2_db is not None else {})}
                        for a, b in grid)
         return _Rx("host", grid, labels, p.noise.eta0_v2_per_ghz)
 
@@ -491,7 +502,7 @@ class EyeEngine:
     @property
     def knob_names(self) -> tuple[str, ...]:
         """Every knob acting in this direction."""
-        rxk = ("tx_eq",) if self._rx.kind == "module" else tuple(k for k in CTLE_KNOBS if k in self._knobs)
+        rxk = MODULE_TX_IN_KNOBS if self._rx.kind == "module" else tuple(k for k in CTLE_KNOBS if k in self._knobs)
         return self._tx.knob_names + rxk
 
     def _default_names(self) -> tuple[str, ...]:
@@ -536,7 +547,7 @@ class EyeEngine:
         """Points -> (taps (B, K) incl. main, amplitude (B,), rx setting index (B,) or -1 = adapt, points)."""
         B = len(points)
         names = list(self._tx.knob_names)
-        rx_names = ["tx_eq"] if self._rx.kind == "module" else [k for k in CTLE_KNOBS if k in self._knobs]
+        rx_names = [TX_EQ] if self._rx.kind == "module" else [k for k in CTLE_KNOBS if k in self._knobs]
         cols = {n: np.empty(B) for n in names + rx_names}
         given_rx = np.zeros(B, dtype=bool)
         clean: list[dict[str, float]] = []
@@ -551,7 +562,7 @@ class EyeEngine:
                 q[n] = float(p[n]) if n in p else float(self._knobs[n].default)
             has = [n for n in rx_names if n in p]
             if self._rx.kind == "module":
-                q["tx_eq"] = float(p.get("tx_eq", self._knobs["tx_eq"].default))
+                q[TX_EQ] = float(p.get(TX_EQ, self._knobs[TX_EQ].default))
                 given_rx[i] = True
             elif has:
                 given_rx[i] = True
@@ -579,17 +590,17 @@ class EyeEngine:
                 q["tx_c0"] = float(c0[i])
         else:
             m = self.profile.module
-            full = eqz.module_ffe_taps(cols["rx_pre"] * m.rx_pre_db_per_code, cols["rx_post"] * m.rx_post_db_per_code)
-            amp = np.array([m.rx_amp_swing_mv_ppd(int(round(a))) for a in cols["rx_amp"]]) / 2000.0
+            full = eqz.module_ffe_taps(cols[RX_PRE] * m.rx_pre_db_per_code, cols[RX_POST] * m.rx_post_db_per_code)
+            amp = np.array([m.rx_amp_swing_mv_ppd(int(round(a))) for a in cols[RX_AMP]]) / 2000.0
         # rx setting index
         idx = np.full(B, -1, dtype=int)
         if given_rx.any():
             s = self._rx.settings
             if self._rx.kind == "module":
-                idx = np.rint(cols["tx_eq"]).astype(int)
+                idx = np.rint(cols[TX_EQ]).astype(int)
             else:
-                g1 = cols["ctle_gdc"]
-                g2 = cols["ctle_gdc2"] if "ctle_gdc2" in cols else np.zeros(B)
+                g1 = cols[CTLE_GDC]
+                g2 = cols[CTLE_GDC2] if CTLE_GDC2 in cols else np.zeros(B)
                 d = np.abs(s[None, :, 0] - g1[:, None]) + np.abs(s[None, :, 1] - g2[:, None])
                 idx = np.where(given_rx, np.argmin(d, axis=1), -1)
         return full, amp, idx, clean

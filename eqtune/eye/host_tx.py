@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from eqtune.serdes.knobs import TX_C1, TX_CM1, TX_EQ
+
 #: A few typical host TX FFE presets (c(-1), c(1) as fractions of the swing; c0 = 1 - sum|others|).
-HOST_TX_PRESETS = tuple({"tx_cm1": cm1, "tx_c1": c1} for cm1 in (-0.1, -0.16) for c1 in (0.0, -0.1, -0.2))
+HOST_TX_PRESETS = tuple({TX_CM1: cm1, TX_C1: c1} for cm1 in (-0.1, -0.16) for c1 in (0.0, -0.1, -0.2))
 
 
 def pick_host_tx(engine: Any, tx_eq_codes: Iterable[int]) -> dict[str, float]:
@@ -21,7 +23,7 @@ def pick_host_tx(engine: Any, tx_eq_codes: Iterable[int]) -> dict[str, float]:
     the best ``tx_eq`` code: the host vendor tuned its TX once at board bring-up. ``engine``: an
     :class:`~eqtune.eye.EyeEngine` in the ``module_rx`` direction."""
     tx_eq_codes = list(tx_eq_codes)
-    points = [{**p, "tx_eq": float(c)} for p in HOST_TX_PRESETS for c in tx_eq_codes]
+    points = [{**p, TX_EQ: float(c)} for p in HOST_TX_PRESETS for c in tx_eq_codes]
     res = engine.evaluate_batch(points)
     eh = np.asarray(res.eye_height_min_mv, dtype=float).reshape(len(HOST_TX_PRESETS), len(tx_eq_codes))
     return dict(HOST_TX_PRESETS[int(np.argmax(np.nanmax(eh, axis=1)))])

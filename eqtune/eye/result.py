@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2
+
 if TYPE_CHECKING:  # pragma: no cover
     from eqtune.eye.engine import EyeEngine
 
@@ -128,7 +130,7 @@ class BatchResult:
     def to_dict(self) -> dict[str, Any]:
         return _clean({k: getattr(self, k) for k in (
             "eye_height_min_mv", "eye_height_mv", "com_db", "eye_width_ui", "vec_db", "ber_estimate",
-            "sample_phase_ui", "ctle_gdc", "ctle_gdc2", "points", "ber_target")})
+            "sample_phase_ui", CTLE_GDC, CTLE_GDC2, "points", "ber_target")})
 
 
 @dataclass

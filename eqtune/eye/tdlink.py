@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from eqtune.eye import timedomain as td
+from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,8 @@ def build_link(channel, profile, point: dict[str, float], *, samples_per_ui: int
     filter delay added) instead of the simulator's own MM phase, e.g. another tool's sampling instant;
     ``truncate_rel`` > 0 truncates the impulse at that fraction of its peak (MATLAB COM does at 1e-3)."""
     from eqtune.channel.package import cascade, com_package_sparams, flip_ports
-    from eqtune.serdes.profile import TX_TAP_OFFSETS, load_profile
+    from eqtune.serdes.knobs import TX_TAP_OFFSETS
+    from eqtune.serdes.profile import load_profile
 
     prof = load_profile(profile)
     m = int(samples_per_ui)
@@ -147,7 +149,7 @@ def build_link(channel, profile, point: dict[str, float], *, samples_per_ui: int
     taper[k0:] = 0.5 * (1 + np.cos(np.pi * np.arange(n - k0) / (n - k0)))
     h[:n] = h_ch[:n] * taper
     c = prof.rx.ctle
-    gdc, gdc2 = float(point["ctle_gdc"]), float(point.get("ctle_gdc2", 0.0))
+    gdc, gdc2 = float(point[CTLE_GDC]), float(point.get(CTLE_GDC2, 0.0))
     h_eq = _h_ctf(f, gdc, gdc2, c.fz_ghz * 1e9, c.fp1_ghz * 1e9, c.fp2_ghz * 1e9,
                   c.flf_ghz * 1e9 if c.flf_ghz else None) * _h_r(f, prof.rx.fr_fb * fb)
     imp = np.fft.irfft(h * _h_t(f, prof.tx.rise_time_ps * 1e-12) * h_eq, n_fft)

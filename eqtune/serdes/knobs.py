@@ -1,4 +1,9 @@
-"""Knobs: the named equalization settings a tuner can change, and the spaces they form.
+"""Knobs: the one registry of equalization knob names, their groups, link directions, units, CLI
+options and display labels, plus the metric (margin) labels; and the spaces knobs form.
+
+Every other module takes knob names, groups and metric labels from here (a test greps the package
+for re-typed knob-name literals). This module imports nothing heavy: drivers and the command line
+read names from it without loading numpy (numpy is imported inside the methods that need it).
 
 An ``EqPoint`` is a plain ``dict[str, float]`` mapping knob name -> value (an integer code for
 CMIS codes, a stepped physical value for SerDes taps or CTLE gains). Knob names are fixed:
@@ -13,16 +18,214 @@ Host SerDes (from the SerDes profile):
     ``tx_c1``, ``tx_c2``                 TX FFE post-cursor taps c(1), c(2)
         (main tap c(0) = 1 - sum|others|, IEEE 802.3 93A.1.6 normalization)
     ``ctle_gdc``, ``ctle_gdc2``          RX CTLE DC gains (dB), 802.3ck 120F form
+
+Link directions (docs/ARCHITECTURE.md, "Link directions"): ``host_rx`` is the module's Rx output
+driving the host receiver (knobs rx_pre/rx_post/rx_amp, plus the host CTLE); ``module_rx`` is the
+host TX FFE driving the module's Tx input (knobs tx_cm3..tx_c2, tx_eq); ``serdes`` is a host-to-host
+SerDes link (TX FFE + CTLE, no module).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy only for the annotations; imported lazily in the methods
+    import numpy as np
 
 EqPoint = dict[str, float]
+
+# --------------------------------------------------------------------------- names
+
+RX_PRE = "rx_pre"
+RX_POST = "rx_post"
+RX_AMP = "rx_amp"
+TX_EQ = "tx_eq"
+TX_CM3 = "tx_cm3"
+TX_CM2 = "tx_cm2"
+TX_CM1 = "tx_cm1"
+TX_C1 = "tx_c1"
+TX_C2 = "tx_c2"
+CTLE_GDC = "ctle_gdc"
+CTLE_GDC2 = "ctle_gdc2"
+
+# link directions
+HOST_RX = "host_rx"
+MODULE_RX = "module_rx"
+SERDES = "serdes"
+DIRECTIONS = (HOST_RX, MODULE_RX, SERDES)
+
+# knob groups
+GROUP_MODULE = "module"  # CMIS codes of the module (page 10h)
+GROUP_TX_FFE = "tx_ffe"  # host SerDes TX FFE taps
+GROUP_CTLE = "ctle"  # host SerDes RX CTLE DC gains
+
+
+@dataclass(frozen=True)
+class KnobDef:
+    """What a knob is, independent of any module or profile: its name, group, direction and labels.
+
+    Parameters
+    ----------
+    name : the knob name in an ``EqPoint``, journals and profiles.
+    group : ``module`` (CMIS code), ``tx_ffe`` (host TX FFE tap) or ``ctle`` (host RX CTLE gain).
+    direction : the link direction it acts in (``host_rx`` or ``module_rx``; see the module docstring).
+    unit : ``code`` (integer CMIS code), ``linear`` (FFE tap weight) or ``dB``.
+    label : short display label (tables, plots).
+    description : one line of meaning.
+    tap : FFE tap offset c(k) for ``tx_ffe`` knobs (UI from the main cursor), else None.
+    """
+
+    name: str
+    group: str
+    direction: str
+    unit: str
+    label: str
+    description: str
+    tap: int | None = None
+
+    @property
+    def cli_option(self) -> str:
+        """The command-line option of a per-knob setting, e.g. ``--rx-pre``."""
+        return "--" + self.name.replace("_", "-")
+
+
+KNOB_DEFS: dict[str, KnobDef] = {d.name: d for d in (
+    KnobDef(RX_PRE, GROUP_MODULE, HOST_RX, "code", "Rx pre", "Rx output pre-cursor code"),
+    KnobDef(RX_POST, GROUP_MODULE, HOST_RX, "code", "Rx post", "Rx output post-cursor code"),
+    KnobDef(RX_AMP, GROUP_MODULE, HOST_RX, "code", "Rx amp", "Rx output amplitude code"),
+    KnobDef(TX_EQ, GROUP_MODULE, MODULE_RX, "code", "Tx EQ", "Tx input fixed EQ code (dB peaking)"),
+    KnobDef(TX_CM3, GROUP_TX_FFE, MODULE_RX, "linear", "c(-3)", "host TX FFE tap c(-3)", -3),
+    KnobDef(TX_CM2, GROUP_TX_FFE, MODULE_RX, "linear", "c(-2)", "host TX FFE tap c(-2)", -2),
+    KnobDef(TX_CM1, GROUP_TX_FFE, MODULE_RX, "linear", "c(-1)", "host TX FFE tap c(-1)", -1),
+    KnobDef(TX_C1, GROUP_TX_FFE, MODULE_RX, "linear", "c(1)", "host TX FFE tap c(1)", 1),
+    KnobDef(TX_C2, GROUP_TX_FFE, MODULE_RX, "linear", "c(2)", "host TX FFE tap c(2)", 2),
+    KnobDef(CTLE_GDC, GROUP_CTLE, HOST_RX, "dB", "g_DC", "host RX CTLE g_DC"),
+    KnobDef(CTLE_GDC2, GROUP_CTLE, HOST_RX, "dB", "g_DC2", "host RX CTLE g_DC2"),
+)}
+
+#: every knob, in the canonical order (module codes, TX FFE taps c(-3)..c(2), CTLE)
+KNOB_NAMES: tuple[str, ...] = tuple(KNOB_DEFS)
+
+
+def knobs_in_group(group: str) -> tuple[str, ...]:
+    """The knobs of a group, in canonical order."""
+    return tuple(n for n, d in KNOB_DEFS.items() if d.group == group)
+
+
+#: the module's CMIS codes, in display order
+MODULE_KNOBS = knobs_in_group(GROUP_MODULE)
+#: host TX FFE taps c(-3), c(-2), c(-1), c(1), c(2)
+TX_FFE_KNOBS = knobs_in_group(GROUP_TX_FFE)
+#: host RX CTLE DC gains
+CTLE_KNOBS = knobs_in_group(GROUP_CTLE)
+#: the module's Rx output codes (the transmitter of the host_rx direction)
+MODULE_RX_OUT_KNOBS = tuple(n for n in MODULE_KNOBS if KNOB_DEFS[n].direction == HOST_RX)
+#: the module's Tx input code(s) (the receiver of the module_rx direction)
+MODULE_TX_IN_KNOBS = tuple(n for n in MODULE_KNOBS if KNOB_DEFS[n].direction == MODULE_RX)
+#: FFE tap name -> tap offset (UI from the main cursor)
+TX_TAP_OFFSETS: dict[str, int] = {n: int(KNOB_DEFS[n].tap) for n in TX_FFE_KNOBS}  # type: ignore[arg-type]
+#: knob -> the link direction it acts in
+KNOB_DIRECTION: dict[str, str] = {n: d.direction for n, d in KNOB_DEFS.items()}
+
+#: aliases accepted where a list of knobs is given (``--knobs``)
+KNOB_ALIASES: dict[str, tuple[str, ...]] = {
+    GROUP_TX_FFE: TX_FFE_KNOBS,
+    GROUP_CTLE: CTLE_KNOBS,
+    GROUP_MODULE: MODULE_KNOBS,
+    "module_rx_out": MODULE_RX_OUT_KNOBS,
+}
+
+
+def knobs_in_direction(direction: str) -> tuple[str, ...]:
+    """Every knob that can act in a link direction (``serdes``: the host TX FFE and CTLE)."""
+    if direction == SERDES:
+        return TX_FFE_KNOBS + CTLE_KNOBS
+    return tuple(n for n, d in KNOB_DEFS.items() if d.direction == direction)
+
+
+def module_knobs_in_direction(direction: str) -> tuple[str, ...]:
+    """The module's CMIS codes that act in a link direction."""
+    return tuple(n for n in MODULE_KNOBS if KNOB_DEFS[n].direction == direction)
+
+
+#: the knobs a study tunes by default in each direction
+DEFAULT_TUNED: dict[str, tuple[str, ...]] = {
+    HOST_RX: MODULE_RX_OUT_KNOBS,
+    MODULE_RX: (TX_CM1, TX_C1, TX_EQ),
+    SERDES: (TX_CM1, TX_C1),
+}
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A margin or figure of merit: its key, quantity, unit and the labels built from them.
+
+    ``label`` names the quantity with its unit (axis titles, report columns, a profile's
+    ``margins.*.metric``), e.g. ``Q (dB)``; ``suffix`` is what follows a number or a margin
+    ("7.9 dB Q", "margin (dB Q)"): the unit, qualified by the quantity where the unit alone (dB)
+    would not say which (``suffix_quantity``). ``attribute`` is the ``EyeResult`` field of a
+    simulation objective (None for live-only metrics).
+    """
+
+    key: str
+    quantity: str
+    unit: str
+    attribute: str | None = None
+    suffix_quantity: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.quantity if self.quantity == self.unit else f"{self.quantity} ({self.unit})"
+
+    @property
+    def suffix(self) -> str:
+        return f"{self.unit} {self.quantity}" if self.suffix_quantity else self.unit
+
+
+METRIC_DEFS: dict[str, MetricDef] = {m.key: m for m in (
+    # live metrics (eqtune.tune.live): -log10 of the floored BER, the same BER as Q in dB, scope eye height
+    MetricDef("ber", "-log10(BER)", "-log10(BER)"),
+    MetricDef("q_db", "Q", "dB", suffix_quantity=True),
+    MetricDef("eye_height", "eye height", "mV", "eye_height_min_mv"),
+    # simulation objectives (eqtune.tune.source)
+    MetricDef("com", "COM", "dB", "com_db"),
+    MetricDef("eye_width", "eye width", "UI", "eye_width_ui"),
+    # decades of RS(544,514) codeword error ratio below the frame-loss target (eqtune.eye.fec)
+    MetricDef("fec", "FEC margin", "decades", "fec_margin_decades"),
+)}
+
+#: the live metrics computed from a bit-error count
+BER_METRICS: tuple[str, ...] = ("ber", "q_db")
+#: the metrics a live session can tune on
+LIVE_METRICS: tuple[str, ...] = (*BER_METRICS, "eye_height")
+#: the objectives a simulation can tune on
+SIM_OBJECTIVES: tuple[str, ...] = tuple(k for k, m in METRIC_DEFS.items() if m.attribute is not None)
+
+
+def metric_unit(metric: str) -> str:
+    """Unit of this metric (the metric key itself when unknown)."""
+    m = METRIC_DEFS.get(metric)
+    return m.unit if m is not None else metric
+
+
+def metric_suffix(metric: str) -> str:
+    """What follows a margin of this metric, e.g. ``dB Q`` (the metric key itself when unknown)."""
+    m = METRIC_DEFS.get(metric)
+    return m.suffix if m is not None else metric
+
+
+def metric_label(metric: str) -> str:
+    """Quantity-and-unit label of a metric, e.g. ``Q (dB)`` (the key itself when unknown)."""
+    m = METRIC_DEFS.get(metric)
+    return m.label if m is not None else metric
+
+
+# --------------------------------------------------------------------------- spaces
 
 
 @dataclass(frozen=True)
@@ -41,6 +244,8 @@ class Knob:
 
     def check(self, value: float) -> float:
         """Return ``value`` if it is an allowed value (within 1e-9), else raise EqRangeError."""
+        import numpy as np
+
         from eqtune.errors import EqRangeError
 
         arr = np.asarray(self.values)
@@ -58,7 +263,7 @@ class Knob:
 
 # A constraint takes a matrix of points (n_points x n_knobs, columns in ``KnobSpace.names`` order)
 # and returns a boolean mask of feasible rows.
-Constraint = Callable[[np.ndarray, Sequence[str]], np.ndarray]
+Constraint = Callable[["np.ndarray", Sequence[str]], "np.ndarray"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +280,8 @@ class KnobSpace:
 
     def feasible(self, matrix: np.ndarray) -> np.ndarray:
         """Boolean mask of rows of ``matrix`` that satisfy every constraint."""
+        import numpy as np
+
         matrix = np.atleast_2d(np.asarray(matrix, dtype=float))
         mask = np.ones(len(matrix), dtype=bool)
         for c in self.constraints:
@@ -82,10 +289,14 @@ class KnobSpace:
         return mask
 
     def size(self) -> int:
+        import numpy as np
+
         return int(np.prod([len(k.values) for k in self.knobs])) if self.knobs else 0
 
     def grid(self) -> np.ndarray:
         """Every feasible point as a matrix (rows in ``names`` column order)."""
+        import numpy as np
+
         if not self.knobs:
             return np.zeros((0, 0))
         axes = [np.asarray(k.values, dtype=float) for k in self.knobs]

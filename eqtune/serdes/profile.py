@@ -11,9 +11,18 @@ from pathlib import Path
 import numpy as np
 
 from eqtune.errors import ConfigError
-from eqtune.serdes.knobs import Knob
+from eqtune.serdes.knobs import (
+    CTLE_GDC,
+    CTLE_GDC2,
+    KNOB_DEFS,
+    RX_AMP,
+    RX_POST,
+    RX_PRE,
+    TX_EQ,
+    TX_TAP_OFFSETS,
+    Knob,
+)
 
-TX_TAP_OFFSETS: dict[str, int] = {"tx_cm3": -3, "tx_cm2": -2, "tx_cm1": -1, "tx_c1": 1, "tx_c2": 2}
 MODULATION_LEVELS = {"NRZ": 2, "PAM4": 4, "PAM6": 6}
 MAX_RANGE_POINTS = 1001  # values per knob range: a tuner grid, not a sweep of millions
 
@@ -108,7 +117,7 @@ class ModuleSpec:
     # CMIS 5.2 Table 8-52: Rx output amplitude code ranges, mV peak-to-peak differential
     rx_amp_range_mv_ppd: tuple[tuple[float, float], ...] = ((100, 400), (300, 600), (400, 800), (600, 1200))
     tx_eq_db_per_code: float = 1.0
-    defaults: dict[str, int] = field(default_factory=lambda: {"rx_pre": 0, "rx_post": 0, "rx_amp": 1, "tx_eq": 0})
+    defaults: dict[str, int] = field(default_factory=lambda: {RX_PRE: 0, RX_POST: 0, RX_AMP: 1, TX_EQ: 0})
     driver_rise_time_ps: float = 9.0  # module Rx-output driver 20-80 % rise time (Gaussian filter T_r)
     driver_snr_db: float = 32.0
     tx_input_eta0_v2_per_ghz: float = 2e-8  # module Tx-input (CDR) input-referred noise
@@ -154,22 +163,22 @@ class SerdesProfile:
         """Every knob this profile defines (host SerDes and module), keyed by name."""
         out: dict[str, Knob] = {}
         for name, r in self.tx.taps.items():
-            out[name] = Knob(name, r.values(), r.default, "linear", f"TX FFE tap c({TX_TAP_OFFSETS[name]:+d})")
+            out[name] = Knob(name, r.values(), r.default, KNOB_DEFS[name].unit, f"TX FFE tap c({TX_TAP_OFFSETS[name]:+d})")
         c = self.rx.ctle
-        out["ctle_gdc"] = Knob("ctle_gdc", c.gdc_db.values(), c.gdc_db.default, "dB", "host RX CTLE g_DC")
+        out[CTLE_GDC] = Knob(CTLE_GDC, c.gdc_db.values(), c.gdc_db.default, KNOB_DEFS[CTLE_GDC].unit, "host RX CTLE g_DC")
         if c.gdc2_db is not None:
-            out["ctle_gdc2"] = Knob("ctle_gdc2", c.gdc2_db.values(), c.gdc2_db.default, "dB", "host RX CTLE g_DC2")
+            out[CTLE_GDC2] = Knob(CTLE_GDC2, c.gdc2_db.values(), c.gdc2_db.default, KNOB_DEFS[CTLE_GDC2].unit, "host RX CTLE g_DC2")
         m = self.module
         d = m.defaults
-        out["rx_pre"] = Knob("rx_pre", tuple(float(i) for i in range(m.rx_pre_max + 1)), float(d.get("rx_pre", 0)),
-                             "code", f"module Rx output pre-cursor ({m.rx_pre_db_per_code:g} dB/code)")
-        out["rx_post"] = Knob("rx_post", tuple(float(i) for i in range(m.rx_post_max + 1)),
-                              float(d.get("rx_post", 0)), "code",
+        out[RX_PRE] = Knob(RX_PRE, tuple(float(i) for i in range(m.rx_pre_max + 1)), float(d.get(RX_PRE, 0)),
+                             KNOB_DEFS[RX_PRE].unit, f"module Rx output pre-cursor ({m.rx_pre_db_per_code:g} dB/code)")
+        out[RX_POST] = Knob(RX_POST, tuple(float(i) for i in range(m.rx_post_max + 1)),
+                              float(d.get(RX_POST, 0)), KNOB_DEFS[RX_POST].unit,
                               f"module Rx output post-cursor ({m.rx_post_db_per_code:g} dB/code)")
-        out["rx_amp"] = Knob("rx_amp", tuple(float(i) for i in m.rx_amp_codes), float(d.get("rx_amp", 1)), "code",
+        out[RX_AMP] = Knob(RX_AMP, tuple(float(i) for i in m.rx_amp_codes), float(d.get(RX_AMP, 1)), KNOB_DEFS[RX_AMP].unit,
                              "module Rx output amplitude code")
-        out["tx_eq"] = Knob("tx_eq", tuple(float(i) for i in range(m.tx_eq_max + 1)), float(d.get("tx_eq", 0)),
-                            "code", f"module Tx input EQ ({m.tx_eq_db_per_code:g} dB peaking/code)")
+        out[TX_EQ] = Knob(TX_EQ, tuple(float(i) for i in range(m.tx_eq_max + 1)), float(d.get(TX_EQ, 0)),
+                            KNOB_DEFS[TX_EQ].unit, f"module Tx input EQ ({m.tx_eq_db_per_code:g} dB peaking/code)")
         return out
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
+from eqtune.serdes.knobs import BER_METRICS, TX_EQ, metric_label, metric_suffix
 from eqtune.session.journal import Journal, read_journal, session_path
 from eqtune.session.records import check_records
 
@@ -274,7 +275,7 @@ class LiveResult:
                 "lanes": {str(k): v.to_dict() for k, v in sorted(self.lanes.items())}}
 
     def summary_lines(self) -> list[str]:
-        unit = {"ber": "-log10(BER)", "q_db": "Q dB", "eye_height": "mV"}.get(self.metric, self.metric)
+        unit = metric_suffix(self.metric)
         out = [f"session {self.session}: {self.status}" + (f" - {self.message}" if self.message else "")]
         for ln, r in sorted(self.lanes.items()):
             b = "?" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
@@ -708,10 +709,10 @@ class LiveTuner:
         self.knobs = self.sources[0].knobs
         rec = view.last("original") or self.view.last("original") or {}
         self.adaptive_lanes = sorted(int(ln) for ln in rec.get("tx_adaptive") or [] if int(ln) in orig) \
-            if "tx_eq" in self.knobs and callable(getattr(self.module, "enable_tx_adaptive", None)) else []
+            if TX_EQ in self.knobs and callable(getattr(self.module, "enable_tx_adaptive", None)) else []
         warnings = []
-        if cfg.instrument is None and any(k != "tx_eq" for k in self.knobs):
-            blind = [k for k in self.knobs if k != "tx_eq"]
+        if cfg.instrument is None and any(k != TX_EQ for k in self.knobs):
+            blind = [k for k in self.knobs if k != TX_EQ]
             warnings.append(f"the module's own PRBS checker sees only the host -> module direction (Tx input EQ); "
                             f"{', '.join(blind)} change the module -> host direction, which it cannot see: those "
                             "knobs will look flat. Measure with a BERT or scope (--instrument) to tune them")
@@ -1074,7 +1075,7 @@ class LiveTuner:
                 # BER metrics: "beats" must hold statistically, i.e. the tuned codes' 95 % upper bound is
                 # below the baseline's measured BER. An error-free baseline cannot be beaten at this dwell.
                 proven = True
-                if cfg.metric in ("ber", "q_db") and bc.get("bits") and vc.get("bits"):
+                if cfg.metric in BER_METRICS and bc.get("bits") and vc.get("bits"):
                     b_ber = bc["errors"] / bc["bits"]
                     proven = vc.get("ber_upper95") is not None and vc["ber_upper95"] < b_ber
                 adaptive = ln in self.adaptive_lanes  # baseline ran adaptive EQ: a fixed code is a change
@@ -1162,7 +1163,7 @@ class LiveTuner:
                         self.module.apply_eq(part)
                     rec = self.view.last("original") or {}
                     back = [int(ln) for ln in rec.get("tx_adaptive") or [] if int(ln) in part
-                            and "tx_eq" in part[int(ln)]]
+                            and TX_EQ in part[int(ln)]]
                     if back and callable(getattr(self.module, "enable_tx_adaptive", None)):
                         self.adaptive_lanes = back
                         self._reenable_adaptive(back)
@@ -1303,7 +1304,7 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
             if decisions.get(ln, {}).get("tx_adaptive"):
                 # the lane went back to Tx input adaptive EQ: a fixed tx_eq in the profile would switch it
                 # off on every module the profile is pushed to, so the profile leaves tx_eq alone
-                codes[ln].pop("tx_eq", None)
+                codes[ln].pop(TX_EQ, None)
                 if not codes[ln]:
                     del codes[ln]
                     continue
@@ -1311,8 +1312,7 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
             if r.recommended is None:
                 raise ProfileError(f"session {session_id} lane {ln} has no verified recommendation yet")
             codes[ln] = dict(r.recommended)
-        margins[ln] = {"metric": {"ber": "-log10(BER)", "q_db": "Q dB", "eye_height": "mV"}.get(
-            view.config.metric, view.config.metric), "baseline": r.baseline_margin, "tuned": r.verified_margin,
+        margins[ln] = {"metric": metric_label(view.config.metric), "baseline": r.baseline_margin, "tuned": r.verified_margin,
             "decision": r.decision}
     if not codes:
         raise ProfileError(f"session {session_id}: every lane went back to the module's Tx input adaptive EQ "

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-MODULE_RX_KNOBS = ("tx_eq",)
-HOST_RX_KNOBS = ("rx_pre", "rx_post", "rx_amp")
+from eqtune.serdes.knobs import HOST_RX, MODULE_RX, TX_EQ, module_knobs_in_direction
+
+MODULE_RX_KNOBS = module_knobs_in_direction(MODULE_RX)
+HOST_RX_KNOBS = module_knobs_in_direction(HOST_RX)
 
 
 def direction_engine(channel: str, direction: str, *, ber: float = 1e-6) -> tuple[Any, dict[str, float]]:
@@ -30,7 +32,7 @@ def direction_engine(channel: str, direction: str, *, ber: float = 1e-6) -> tupl
     if direction == "module_rx":
         from eqtune.eye.host_tx import pick_host_tx
 
-        host = pick_host_tx(eng, range(int(eng.knob_space(["tx_eq"]).knobs[0].values[-1]) + 1))
+        host = pick_host_tx(eng, range(int(eng.knob_space([TX_EQ]).knobs[0].values[-1]) + 1))
     return eng, host
 
 
@@ -53,9 +55,9 @@ def model_point(setup: tuple[Any, dict[str, float], tuple[str, ...], str], codes
     that opens the eye most (what an adaptive equalizer converges to)."""
     eng, host, use, _ = setup
     pt = {**host, **{k: float(v) for k, v in codes.items() if k in use}}
-    if tx_adaptive and "tx_eq" in use:
-        values = eng.knob_space(["tx_eq"]).knobs[0].values
-        pt["tx_eq"] = float(max(values, key=lambda t: eng.evaluate({**pt, "tx_eq": float(t)}).eye_height_min_mv))
+    if tx_adaptive and TX_EQ in use:
+        values = eng.knob_space([TX_EQ]).knobs[0].values
+        pt[TX_EQ] = float(max(values, key=lambda t: eng.evaluate({**pt, TX_EQ: float(t)}).eye_height_min_mv))
     return pt
 
 
@@ -104,7 +106,7 @@ def model_eye_lines(view: Any, *, width: int = 56, height: int = 9,
         r = lanes[ln]
         codes = r.final or r.recommended or r.original
         eng, _, use, direction = setup
-        adaptive = bool(r.tx_adaptive) and r.final is not None and "tx_eq" in use
+        adaptive = bool(r.tx_adaptive) and r.final is not None and TX_EQ in use
         pt = model_point(setup, codes, tx_adaptive=adaptive)
         res = eng.evaluate(pt)
         if res.eye_height_min_mv <= 0:

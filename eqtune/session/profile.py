@@ -45,10 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import ProfileError
+from eqtune.serdes.knobs import MODULE_KNOBS
 
 SCHEMA = "eqtune.profile"
 VERSION = 1
-KNOBS = ("rx_pre", "rx_post", "rx_amp", "tx_eq")
+KNOBS = MODULE_KNOBS
 _MAX_CODE = 15  # CMIS per-lane EQ fields are 4 bits (CMIS 5.2 Table 8-47..8-52)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eqtune.errors import EqRangeError, EqtuneError, ModuleError, ProfileError
+from eqtune.serdes.knobs import TX_EQ
 from eqtune.session.profile import Profile
 
 # statuses
@@ -151,7 +152,7 @@ def _adaptive_on(module: Any, target: dict[int, dict[str, int]]) -> list[int]:
     if not callable(fn):
         return []
     on = fn()
-    return sorted(ln for ln, c in target.items() if "tx_eq" in c and on.get(ln))
+    return sorted(ln for ln, c in target.items() if TX_EQ in c and on.get(ln))
 
 
 def _adaptive_holds(module: Any, lanes: Sequence[int]) -> bool:
@@ -215,7 +216,7 @@ def push_to_module(
         res.previous = {ln: {k: res.snapshot[ln][k] for k in knobs[ln] if k in res.snapshot.get(ln, {})}
                         for ln in target}
         res.adaptive_before = sorted(ln for ln, c in target.items()
-                                     if "tx_eq" in c and res.snapshot_adaptive.get(ln))
+                                     if TX_EQ in c and res.snapshot_adaptive.get(ln))
     except EqtuneError as exc:
         res.message = f"{exc} - nothing written"
         return _done(res, t0)
@@ -363,7 +364,7 @@ def _restore_step(module: Any, res: PushResult, st: _RestoreState) -> str:
                 elif callable(getattr(module, "set_tx_adaptive", None)):
                     module.set_tx_adaptive(lanes, False)
                 else:  # writing the fixed tx_eq code selects the fixed equalizer
-                    module.apply_eq({ln: {"tx_eq": res.snapshot[ln]["tx_eq"]} for ln in lanes})
+                    module.apply_eq({ln: {TX_EQ: res.snapshot[ln][TX_EQ]} for ln in lanes})
             except Exception as exc:  # noqa: BLE001
                 err = err or _short(exc)
     return err

@@ -75,7 +75,9 @@ def _png(fig) -> str:
 
 
 def _unit(metric: str) -> str:
-    return {"ber": "-log10(BER)", "q_db": "Q (dB)", "eye_height": "eye height (mV)"}.get(metric, metric)
+    from eqtune.serdes.knobs import metric_label
+
+    return metric_label(metric)
 
 
 def _plots(view: SessionView, lanes: dict[int, LaneResult]) -> list[tuple[str, str]]:

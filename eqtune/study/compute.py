@@ -34,7 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from eqtune.errors import ConfigError
-from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
+from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ, EqPoint, Knob, KnobSpace
 from eqtune.study.berfloor import ber_key, extrapolate
 from eqtune.study.spec import ChannelRef, Combination, Corner
 
@@ -400,7 +400,7 @@ class SyntheticModel:
         self.length = float(length)
         knobs = []
         for name in combo.tune.knobs:
-            n = {"rx_pre": 8, "rx_post": 8, "rx_amp": 4, "tx_eq": 8}.get(name, 5)
+            n = {RX_PRE: 8, RX_POST: 8, RX_AMP: 4, TX_EQ: 8}.get(name, 5)
             knobs.append(Knob(name, tuple(float(i) for i in range(n)), default=float(min(2, n - 1))))
         self.space = KnobSpace(tuple(knobs))
         self._prof = 0.0 if combo.profile in (None, "host-lr-112g") else -3.0
@@ -414,8 +414,8 @@ class SyntheticModel:
         eh = np.full(len(x), 70.0 - 2.6 * loss + self._prof - (4.0 if xt and self.combo.channel.param(
             "crosstalk", True) else 0.0))
         for j, k in enumerate(self.space.knobs):
-            opt = {"rx_pre": loss / 7.0, "rx_post": loss / 3.0, "rx_amp": 2.2}.get(k.name, 1.0 + loss / 10.0)
-            eh -= (1.8 if k.name != "rx_amp" else 3.0) * (x[:, j] - opt) ** 2
+            opt = {RX_PRE: loss / 7.0, RX_POST: loss / 3.0, RX_AMP: 2.2}.get(k.name, 1.0 + loss / 10.0)
+            eh -= (1.8 if k.name != RX_AMP else 3.0) * (x[:, j] - opt) ** 2
         return eh
 
     def measure(self, corner: int, points: Sequence[EqPoint]) -> list[dict[str, float]]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from eqtune.serdes.knobs import METRIC_DEFS, metric_label
 from eqtune.study.spec import Combination, StudySpec
 from eqtune.study.store import parse_float
 
@@ -76,7 +77,7 @@ def _histograms(rows: Sequence[Mapping[str, str]], units: str) -> str | None:
         axes[1].axvline(0, color="k", lw=0.8)
     ber = next((r.get("floor_ber") for r in ok if r.get("floor_ber")), "")
     axes[1].set_title(f"Eye height at the BER floor {ber}")
-    axes[1].set_xlabel("eye height (mV), robust codes, worst corner")
+    axes[1].set_xlabel(f"{metric_label('eye_height')}, robust codes, worst corner")
     return _png(fig)
 
 
@@ -127,7 +128,7 @@ def _detail_plot(detail: Mapping[str, Any], title: str) -> str | None:
         for b in detail.get("floor_bers", []):
             ax.axhline(b, color="#aaa", lw=0.6)
         ax.axvline(0, color="k", lw=0.6)
-        ax.set_xlabel("eye height (mV), worst eye")
+        ax.set_xlabel(f"{metric_label('eye_height')}, worst eye")
         ax.set_ylabel("BER")
         ax.set_title("vertical bathtub")
         ax.legend(fontsize=7)
@@ -165,7 +166,7 @@ def render_report(spec: StudySpec, rows: Sequence[Mapping[str, str]], summary: M
     """The HTML text of the report (pure: no files read)."""
     settings = spec.settings
     obj = settings.get("tune", {}).get("objective", "eye_height")
-    units = {"eye_height": "mV", "com": "dB", "eye_width": "UI"}.get(obj, "")
+    units = METRIC_DEFS[obj].unit if obj in METRIC_DEFS else ""
     floor_key = next((r.get("floor_ber") for r in rows if r.get("floor_ber")), "")
     out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>eqtune study {_esc(spec.name)}</title>"
            f"<style>{_CSS}</style></head><body>",

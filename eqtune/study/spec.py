@@ -38,28 +38,17 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import ConfigError
+from eqtune.serdes.knobs import DEFAULT_TUNED, DIRECTIONS, KNOB_NAMES, knobs_in_direction
 
-DIRECTIONS = ("host_rx", "module_rx", "serdes")
 OBJECTIVES = ("eye_height", "com", "eye_width")
 METHODS = ("auto", "grid", "bayes")
 # Knobs a channel sweep may vary. temperature_c and crosstalk go to load_channel(); the others are
 # trace-segment parameters substituted into a parametric channel definition (see channels.py).
 SWEEP_KEYS = ("length_in", "length_mm", "material", "temperature_c", "crosstalk")
 CRITERIA_KEYS = ("eye_height_min_mv", "vec_max_db", "com_min_db", "eye_width_min_ui")
-# The fixed knob names of eqtune/serdes/knobs.py.
-KNOB_NAMES = ("rx_pre", "rx_post", "rx_amp", "tx_eq", "tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2",
-              "ctle_gdc", "ctle_gdc2")
-# Which knobs each link direction has (docs/ARCHITECTURE.md, "Link directions").
-DIRECTION_KNOBS = {
-    "host_rx": ("rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"),
-    "module_rx": ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2", "tx_eq"),
-    "serdes": ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2", "ctle_gdc", "ctle_gdc2"),
-}
-DEFAULT_KNOBS = {
-    "host_rx": ("rx_pre", "rx_post", "rx_amp"),
-    "module_rx": ("tx_cm1", "tx_c1", "tx_eq"),
-    "serdes": ("tx_cm1", "tx_c1"),
-}
+# Which knobs each link direction has (docs/ARCHITECTURE.md, "Link directions"), from the registry.
+DIRECTION_KNOBS = {d: knobs_in_direction(d) for d in DIRECTIONS}
+DEFAULT_KNOBS = DEFAULT_TUNED
 
 
 # --------------------------------------------------------------------------- value types

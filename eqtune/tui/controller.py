@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import InputError, SessionError
+from eqtune.serdes.knobs import LIVE_METRICS
 
 STEPS = ("session", "devices", "link", "baseline", "tune", "verify", "save", "report")
 EMULATED_MODULE = "emu:c2m-10in"
@@ -62,7 +63,7 @@ class LinkForm:
             raise InputError(f"budget {self.budget} must be at least 1 evaluation per lane")
         if self.dwell_s <= 0:
             raise InputError(f"dwell {self.dwell_s:g} s must be > 0")
-        if self.metric not in ("ber", "q_db", "eye_height"):
+        if self.metric not in LIVE_METRICS:
             raise InputError(f"objective {self.metric!r} is unknown: use ber, q_db or eye_height")
 
 

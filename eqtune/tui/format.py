@@ -13,17 +13,17 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-#: the unit of a session's margin, by objective (the live tuner's metric names)
-MARGIN_UNITS = {"ber": "-log10 BER", "q_db": "dB Q", "eye_height": "mV"}
+from eqtune.serdes.knobs import metric_suffix
 
 
 def margin_unit(metric: str) -> str:
-    """Unit label of a margin for an objective (``ber`` margins are -log10 of the BER)."""
-    return MARGIN_UNITS.get(metric, metric)
+    """Unit label of a margin for an objective (``ber`` margins are -log10 of the BER), from the
+    metric registry (``eqtune.serdes.knobs.METRIC_DEFS``)."""
+    return metric_suffix(metric)
 
 
 def fmt_margin(value: Any, metric: str, *, unit: bool = True) -> str:
-    """A margin with its unit, e.g. ``10.07 (-log10 BER)``; ``-`` when unknown."""
+    """A margin with its unit, e.g. ``10.07 (-log10(BER))``; ``-`` when unknown."""
     if value is None:
         return "-"
     text = f"{float(value):.2f}"

@@ -29,10 +29,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eqtune.errors import EqRangeError, InputError, InstrumentError, ModuleError, TuneError
-from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
+from eqtune.serdes.knobs import LIVE_METRICS as METRICS
+from eqtune.serdes.knobs import (
+    MODULE_KNOBS,
+    MODULE_RX_OUT_KNOBS,
+    MODULE_TX_IN_KNOBS,
+    TX_EQ,
+    EqPoint,
+    Knob,
+    KnobSpace,
+)
 
-MODULE_KNOBS = ("rx_pre", "rx_post", "rx_amp", "tx_eq")
-METRICS = ("ber", "q_db", "eye_height")
 CHUNK_S = 2.0  # longest single BER gate when the caller can abort (long dwells are split and summed)
 CLOSED_EYE_MV = -10.0  # margin of an eye the scope cannot measure (closed): below every open eye
 K0_95 = -math.log(0.05)  # 2.996: 95 % upper bound of a zero-error Poisson count (Garwood)
@@ -129,9 +136,9 @@ def default_knobs(caps: Any, instrument: Any = None, metric: str = "ber") -> lis
     """
     allowed = caps.knob_values()
     if instrument is None:
-        pref: tuple[str, ...] | None = ("tx_eq",)
+        pref: tuple[str, ...] | None = MODULE_TX_IN_KNOBS
     elif metric == "eye_height" or getattr(instrument, "kind", "") == "scope":
-        pref = ("rx_pre", "rx_post", "rx_amp")
+        pref = MODULE_RX_OUT_KNOBS
     else:
         pref = None
     if pref is None:
@@ -217,14 +224,14 @@ class LiveSource:
             knobs = default_knobs(self.caps, instrument, metric)
             if self.adaptive_lanes and not can_reenable:
                 names = list(knobs) if knobs else [k for k in MODULE_KNOBS if len(self.caps.knob_values().get(k, ())) > 1]
-                knobs = [k for k in names if k != "tx_eq"]
+                knobs = [k for k in names if k != TX_EQ]
                 if not knobs:
                     raise TuneError(
                         f"lane(s) {','.join(map(str, self.adaptive_lanes))} run the module's Tx input adaptive EQ, "
                         "and the module's own checker sees only the Tx input: there is nothing eqtune can tune "
                         "safely (a fixed tx_eq code would switch adaptive EQ off, and this driver cannot switch it "
                         "back on). Measure with a BERT or scope (--instrument) to tune the Rx output codes")
-        elif "tx_eq" in knobs and self.adaptive_lanes and not can_reenable:
+        elif TX_EQ in knobs and self.adaptive_lanes and not can_reenable:
             raise TuneError(
                 f"--knobs tx_eq: lane(s) {','.join(map(str, self.adaptive_lanes))} run Tx input adaptive EQ; writing "
                 "a fixed tx_eq turns it off and this driver cannot turn it back on, so the original state could "

@@ -19,7 +19,15 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from eqtune.errors import EqtuneError, TuneError
-from eqtune.serdes.knobs import EqPoint, KnobSpace
+from eqtune.serdes.knobs import (
+    KNOB_ALIASES,
+    KNOB_DIRECTION,
+    KNOB_NAMES,
+    METRIC_DEFS,
+    SIM_OBJECTIVES,
+    EqPoint,
+    KnobSpace,
+)
 
 
 @dataclass
@@ -132,30 +140,13 @@ class TableSource:
 # ---------------------------------------------------------------------------------------------
 # Simulation (eye engine)
 # ---------------------------------------------------------------------------------------------
-#: objective name -> (EyeResult attribute, units)
-OBJECTIVES: dict[str, tuple[str, str]] = {
-    "eye_height": ("eye_height_min_mv", "mV"),
-    "com": ("com_db", "dB"),
-    "eye_width": ("eye_width_ui", "UI"),
-    # decades of RS(544,514) codeword error ratio below the frame-loss target (eqtune.eye.fec)
-    "fec": ("fec_margin_decades", "decades"),
-}
+#: objective name -> (EyeResult attribute, units), from the metric registry (eqtune.serdes.knobs)
+OBJECTIVES: dict[str, tuple[str, str]] = {k: (str(METRIC_DEFS[k].attribute), METRIC_DEFS[k].unit)
+                                          for k in SIM_OBJECTIVES}
 
-#: knob aliases accepted by ``--knobs``
-KNOB_ALIASES: dict[str, tuple[str, ...]] = {
-    "tx_ffe": ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2"),
-    "ctle": ("ctle_gdc", "ctle_gdc2"),
-    "module": ("rx_pre", "rx_post", "rx_amp", "tx_eq"),
-    "module_rx_out": ("rx_pre", "rx_post", "rx_amp"),
-}
-
-KNOWN_KNOBS = ("rx_pre", "rx_post", "rx_amp", "tx_eq", "tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2",
-               "ctle_gdc", "ctle_gdc2")
-
+KNOWN_KNOBS = KNOB_NAMES
 # which link direction each knob belongs to (ARCHITECTURE.md, "Link directions")
-_DIRECTION_OF = {"rx_pre": "host_rx", "rx_post": "host_rx", "rx_amp": "host_rx", "ctle_gdc": "host_rx",
-                 "ctle_gdc2": "host_rx", "tx_eq": "module_rx", "tx_cm3": "module_rx", "tx_cm2": "module_rx",
-                 "tx_cm1": "module_rx", "tx_c1": "module_rx", "tx_c2": "module_rx"}
+_DIRECTION_OF = KNOB_DIRECTION
 
 
 def parse_objective(objective: str | Mapping[str, float]) -> dict[str, float]:

@@ -169,7 +169,7 @@ def test_whole_wizard_with_eight_lanes(tmp_path: Path) -> None:
             assert len(rows) == 8
             assert all(" errors in " in r[2] for r in rows)  # BER with its counts
             header = [str(c.label) for c in app.query_one("#baseline-table").ordered_columns]
-            assert "margin (-log10 BER)" in header
+            assert "margin (-log10(BER))" in header
             await pilot.press("enter")  # Continue
             assert app.step == "tune" and app.focused.id == "tune"
             await pilot.press("enter")

@@ -32,7 +32,7 @@ def test_errors_show_the_estimate_and_the_counts() -> None:
 
 
 def test_margins_carry_their_unit() -> None:
-    assert fmt_margin(10.0723, "ber") == "10.07 (-log10 BER)"
+    assert fmt_margin(10.0723, "ber") == "10.07 (-log10(BER))"
     assert fmt_margin(31.5, "eye_height") == "31.50 (mV)"
     assert fmt_margin(None, "ber") == "-"
 
