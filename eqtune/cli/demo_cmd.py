@@ -41,7 +41,9 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     import getpass
     import time
 
-    from eqtune.session.live import LiveConfig, LiveTuner, save_session_profile
+    from eqtune.session.config import LiveConfig
+    from eqtune.session.export import save_session_profile
+    from eqtune.session.live import LiveTuner
     from eqtune.session.report import write_report
 
     t0 = time.perf_counter()
@@ -117,7 +119,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     click.echo(f"demo: {CHANNEL} on emulated module + "
                + ("module PRBS checker (emulated clock)" if module_ber else f"emulated {BERT} BERT (real-time gates)")
                + f", {out['elapsed_s']} s wall time")
-    from eqtune.session.live import load_session
+    from eqtune.session.view import load_session
 
     view = load_session(tuner.journal.id, sessions)
     base, ver = view.readings("baseline"), view.readings("verify")

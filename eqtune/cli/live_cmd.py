@@ -84,7 +84,7 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
                 bit_rate_gbps: float = DEFAULT_BIT_RATE_GBPS):
     """The :class:`~eqtune.session.live.LiveConfig` of ``eqtune tune --live`` (one keyword per option;
     ``lanes`` as given to ``--lane``; dwell from ``--target-ber`` when ``--dwell`` is not given)."""
-    from eqtune.session.live import LiveConfig
+    from eqtune.session.config import LiveConfig
     from eqtune.tune.base import parse_optimizer_options
     from eqtune.validate import finite, integer
 
@@ -203,7 +203,7 @@ def _finish(tuner, *, sessions: str | None, as_json: bool, save_profile: str | N
     result = tuner.run()
     out = result.to_dict()
     if save_profile:
-        from eqtune.session.live import save_session_profile
+        from eqtune.session.export import save_session_profile
 
         out["profile"] = str(save_session_profile(tuner.journal.id, save_profile, sessions_dir=sessions))
     if as_json:

@@ -27,7 +27,7 @@ def profile() -> None:
               help="Save the verified recommendation of every lane even where it did not beat the baseline.")
 def save(session_id: str, out: str, sessions: str | None, pin_serial: bool, tuned: bool) -> None:
     """Save the codes a session settled on as a profile."""
-    from eqtune.session.live import save_session_profile
+    from eqtune.session.export import save_session_profile
     from eqtune.session.profile import Profile
 
     path = save_session_profile(session_id, out, sessions, pin_serial=pin_serial,

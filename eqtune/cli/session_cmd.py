@@ -64,7 +64,7 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> None:
     """Show one session: metadata, devices, per-lane results, status."""
     from eqtune.session.journal import read_journal, session_path
-    from eqtune.session.live import SessionView
+    from eqtune.session.view import SessionView
 
     path = session_path(session_id, sessions) / "journal.jsonl"
     from eqtune.session.records import check_records

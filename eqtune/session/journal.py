@@ -16,7 +16,7 @@ resume) moves the torn bytes to ``journal.torn-<seq>`` beside the journal, trunc
 last complete record and appends a ``recovered`` record saying so. A bad line anywhere *else* is real
 corruption and raises :class:`~eqtune.errors.SessionError`.
 
-Record types are documented in :mod:`eqtune.session.live` (``RECORD_TYPES``); the journal itself
+Record types are documented in :mod:`eqtune.session.config` (``RECORD_TYPES``); the journal itself
 only requires ``type`` to be a short identifier.
 
 One process at a time: an exclusive ``flock`` on the journal is held while it is open for writing.
@@ -478,3 +478,12 @@ def session_status(records: list[dict[str, Any]]) -> str:
         elif r.get("type") not in ("profile", "report", "push"):
             status = "interrupted"
     return status
+
+
+def note_closed_session(session_id: str, sessions_dir: Any, type_: str, **fields: Any) -> None:
+    """Append a record to a closed session's journal (skipped if another process holds it)."""
+    try:
+        with Journal.open(session_id, sessions_dir) as j:
+            j.append(type_, **fields)
+    except SessionError:
+        pass

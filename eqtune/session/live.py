@@ -37,49 +37,20 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, is_dataclass
-from pathlib import Path
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
-from eqtune.serdes.knobs import BER_METRICS, TX_EQ, metric_label, metric_suffix
-from eqtune.session.journal import Journal, read_journal, session_path
+from eqtune.serdes.knobs import BER_METRICS, TX_EQ
+from eqtune.session.config import PHASES, RECORD_TYPES, LiveConfig, LiveEvent
+from eqtune.session.export import save_session_profile, session_profile
+from eqtune.session.journal import Journal
 from eqtune.session.records import check_records
+from eqtune.session.view import LaneResult, LiveResult, SessionView, _lane_map, load_session
 
-RECORD_TYPES: dict[str, str] = {
-    "session": "first record: id, created, eqtune version, metadata (site, customer, link, operator, ...), "
-               "config (LiveConfig with the resolved seed)",
-    "recovered": "a torn last line (crash mid-write) was set aside on reopening",
-    "resume": "the session was resumed: pid, measurements already done",
-    "device": "role (module|instrument), resource, identity, capabilities",
-    "original": "codes per lane read before the first write (the restore point) and the lanes whose Tx "
-                "input adaptive EQ was on (tx_adaptive)",
-    "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell, "
-            "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same)",
-    "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane, and "
-             "tx_adaptive: the lanes whose Tx input adaptive EQ is switched back on after the codes (the "
-             "restore point of lanes that ran it); during tuning only for the first evaluation of a run, later "
-             "intents travel as 'next' in 'measure'",
-    "baseline": "long-dwell measurement of the original codes: group, dwell_s, per-lane readings",
-    "measure": "one completed evaluation: group, n (0-based, per group), wall_s, per-lane readings "
-               "(codes, counts {bits, errors, ber, ber_upper95, dwell_s}, margin, metrics), per lane the "
-               "optimizer's non-observation state (plain JSON: GP hyperparameter warm start, config), and "
-               "'next' {n, codes}: the intent of the next write (journaled before it happens), 'rec': per "
-               "lane the optimizer's recommendation after this evaluation {codes, held: evaluations it has "
-               "held unchanged, counted after the initial design; the patience rule reads it}, 'stop': why "
-               "an early stop rule (target margin, time budget, patience) ended the group",
-    "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
-    "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason, and "
-                "for a lane that ran Tx input adaptive EQ before tuning tx_adaptive (true: adaptive EQ back on, "
-                "the codes' tx_eq is only the dormant fixed code; false: the tuned fixed tx_eq stays)",
-    "restore": "codes written back: reason (decision|abort|error), lanes, verified read-back; reason "
-               "tx_adaptive: Tx input adaptive EQ switched back on for lanes, verified read-back",
-    "abort": "the run stopped early: reason, error type",
-    "end": "status done|aborted|failed and the per-lane summary",
-    "profile": "a profile saved from this session: path, digest",
-    "report": "an HTML report written: path",
-    "push": "a profile pushed from this session (the TUI): per-module PushResult dicts",
-}
+# re-exported: callers and tests import these from eqtune.session.live
+__all__ = ["PHASES", "RECORD_TYPES", "LaneResult", "LiveConfig", "LiveEvent", "LiveResult", "LiveTuner",
+           "SessionView", "load_session", "save_session_profile", "session_profile"]
 
 # restore after an abort or failure: retried with exponential backoff (idempotent writes) until this
 # time limit, so a module that NACKs for a few seconds (a reset, a busy bus) still gets its codes back
@@ -87,314 +58,9 @@ RESTORE_TIME_LIMIT_S = 10.0
 RESTORE_BACKOFF_S = 0.05  # first wait; doubles per attempt
 RESTORE_BACKOFF_MAX_S = 1.0
 
-PHASES = ("new", "connected", "baseline", "tuning", "verify", "decided", "done", "aborted", "failed")
-
-
-# ---------------------------------------------------------------------------------------------
-# configuration and events
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class LiveConfig:
-    """What to tune and how. Journaled in the ``session`` record (the seed resolved first)."""
-
-    module: str
-    lanes: list[int] = field(default_factory=list)  # empty = every lane of the module
-    instrument: str | None = None  # None = the module's own PRBS checker (lanes in parallel)
-    dwell_s: float = 1.0  # per evaluation
-    verify_dwell_s: float | None = None  # baseline and verification; default 10 x dwell_s
-    settle_s: float = 0.0  # extra wait after apply (apply_eq already waits for the data path)
-    budget: int = 30  # evaluations per lane group
-    seed: int | None = None
-    knobs: list[str] | None = None  # default: every adjustable module knob
-    metric: str = "ber"  # ber | q_db | eye_height
-    target_ber: float | None = None  # informational (dwell is explicit)
-    channel: str | None = None  # the library channel the link corresponds to, if any
-    optimizer: str = "gp"
-    optimizer_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"ls_prior": 0.0} (--optimizer-option)
-    min_gain: float = 0.0  # keep tuned codes only if verified margin > baseline + min_gain
-    target_margin: float | None = None  # stop a lane group early once every lane reached this margin
-    time_budget_s: float | None = None  # stop a lane group early after this much evaluation time
-    patience: int | None = None  # stop a lane group once every lane's recommendation held for this many evaluations
-    remeasure_top_k: int = 0  # the last k evaluations of a group re-measure its k best points (posterior mean)
-    # codes measured first (warm start): "model" (the library channel's model optimum), or
-    # {lane: codes} / {"*": codes} (e.g. a profile's lanes, a simulated tune's result)
-    warm: str | dict[str, dict[str, int]] | None = None
-    parallel: bool | None = None  # None: lanes together when the source reads them in parallel
-    metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
-
-    @property
-    def verify_dwell(self) -> float:
-        return float(self.verify_dwell_s) if self.verify_dwell_s else 10.0 * float(self.dwell_s)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> LiveConfig:
-        names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in names})
-
-    def check(self) -> None:
-        from eqtune.errors import InputError
-        from eqtune.validate import finite, integer
-
-        # types and finiteness first: a journal edited by hand or a caller's NaN must not pass a
-        # `> 0` test (NaN compares false) nor reach a loop bound
-        if not isinstance(self.module, str) or not self.module:
-            raise InputError(f"module resource must be a non-empty text (got {self.module!r})")
-        integer(self.budget, "--budget (evaluations)", ge=1)
-        finite(self.dwell_s, "--dwell (s)", gt=0.0)
-        if self.verify_dwell_s is not None:
-            finite(self.verify_dwell_s, "--verify-dwell (s)", gt=0.0)
-        finite(self.settle_s, "--settle (s)", ge=0.0)
-        finite(self.min_gain, "min_gain", ge=0.0)
-        if self.target_ber is not None:
-            finite(self.target_ber, "--target-ber", gt=0.0, le=0.5)
-        if self.target_margin is not None:
-            finite(self.target_margin, "--target")
-        if self.time_budget_s is not None:
-            finite(self.time_budget_s, "--time-budget (s)", gt=0.0)
-        if self.seed is not None:
-            integer(self.seed, "--seed")
-        integer(self.remeasure_top_k, "--remeasure", ge=0)
-        if not isinstance(self.lanes, list):
-            raise InputError(f"lanes must be a list of lane numbers 1..8 (got {self.lanes!r})")
-        for ln in self.lanes:
-            integer(ln, "--lane", ge=1, le=8)
-        if self.knobs is not None and not (isinstance(self.knobs, list) and all(isinstance(k, str) for k in self.knobs)):
-            raise InputError(f"knobs must be a list of knob names (got {self.knobs!r})")
-        if not isinstance(self.optimizer_options, dict) or not isinstance(self.metadata, dict):
-            raise InputError("optimizer_options and metadata must be tables")
-        if self.optimizer_options:  # a TuneError (an InputError) naming the unknown ones
-            from eqtune.tune.base import check_optimizer_option_names
-
-            check_optimizer_option_names(self.optimizer, list(self.optimizer_options), "optimizer option")
-        if self.patience is not None and int(self.patience) < 1:
-            raise InputError(f"--patience must be >= 1 evaluation (got {self.patience})")
-        if isinstance(self.warm, str) and self.warm != "model":
-            raise InputError(f"--warm {self.warm!r}: use 'model' or a profile / tune --json file")
-        if self.warm == "model" and not self.channel:
-            raise InputError("--warm model needs the library channel the link corresponds to (the CHANNEL "
-                             "argument, e.g. c2m-10in)")
-        if not 0 <= int(self.remeasure_top_k) < self.budget:
-            raise InputError(f"--remeasure {self.remeasure_top_k}: re-measure between 0 and budget - 1 "
-                             f"({self.budget - 1}) of the best points")
-        for ln in self.lanes:
-            if not 1 <= int(ln) <= 8:
-                raise InputError(f"--lane {ln}: CMIS lanes are numbered 1..8")
-
-
-@dataclass
-class LiveEvent:
-    """Progress for a front end. ``kind`` is one of: phase, device, plan (before the first write: knobs,
-    space size, search mode, expected time), baseline, evaluation, verify, decision, restore, paused,
-    resumed, aborted, error, done, log. ``data`` is JSON-able."""
-
-    kind: str
-    data: dict[str, Any]
-    session: str = ""
-    t: float = field(default_factory=time.time)
-
-    def text(self) -> str:
-        """One line for a terminal (device text such as vendor or SN with control characters escaped)."""
-        from eqtune.textsafe import printable
-
-        return printable(self._text())
-
-    def _text(self) -> str:
-        d = self.data
-        k = self.kind
-        if k == "phase":
-            return f"[{self.session}] {d.get('phase')}: {d.get('text', '')}".rstrip(": ")
-        if k == "device":
-            i = d.get("identity", {})
-            return f"  {d.get('role')} {d.get('resource')}: {i.get('vendor', '')} {i.get('pn', '')} " \
-                   f"SN {i.get('sn', '')} fw {i.get('firmware', '')}".rstrip()
-        if k == "baseline":
-            return f"  baseline lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
-        if k == "evaluation":
-            return (f"  eval {d['n'] + 1}/{d['budget']} lane {d['lane']}: {d['margin']:.3f} "
-                    f"({_fmt_codes(d['codes'])}) best {d['best_margin']:.3f}")
-        if k == "verify":
-            return f"  verify lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
-        if k == "decision":
-            return f"  lane {d['lane']}: {d['action']} - {d['reason']}"
-        if k == "plan":
-            return f"  {d.get('text', '')}"
-        if k in ("restore", "aborted", "error", "log", "paused", "resumed", "done"):
-            return f"  {k}: {d.get('text', '')}"
-        return ""
-
-
-def _fmt_codes(codes: Mapping[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in sorted(codes.items()))
-
 
 class _Aborted(Exception):
     pass
-
-
-# ---------------------------------------------------------------------------------------------
-# result
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class LaneResult:
-    lane: int
-    original: dict[str, int]
-    baseline_margin: float | None = None
-    recommended: dict[str, int] | None = None
-    verified_margin: float | None = None
-    decision: str | None = None  # keep | restore | None (undecided)
-    final: dict[str, int] | None = None
-    evaluations: int = 0
-    best_observed: float | None = None
-    history: list[tuple[dict[str, int], float]] = field(default_factory=list)
-    # lanes that ran Tx input adaptive EQ before tuning: True = back on after the decision (the tx_eq
-    # in ``final`` is only the dormant fixed code), False = the kept fixed tx_eq replaced it; else None
-    tx_adaptive: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["history"] = [{"codes": c, "margin": m} for c, m in self.history]
-        return d
-
-
-@dataclass
-class LiveResult:
-    session: str
-    session_dir: str
-    status: str
-    metric: str
-    lanes: dict[int, LaneResult]
-    elapsed_s: float = 0.0
-    message: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"session": self.session, "session_dir": self.session_dir, "status": self.status,
-                "metric": self.metric, "elapsed_s": round(self.elapsed_s, 3), "message": self.message,
-                "lanes": {str(k): v.to_dict() for k, v in sorted(self.lanes.items())}}
-
-    def summary_lines(self) -> list[str]:
-        unit = metric_suffix(self.metric)
-        out = [f"session {self.session}: {self.status}" + (f" - {self.message}" if self.message else "")]
-        for ln, r in sorted(self.lanes.items()):
-            b = "?" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
-            v = "?" if r.verified_margin is None else f"{r.verified_margin:.3f}"
-            out.append(f"lane {ln}: baseline {b} -> tuned {v} {unit} after {r.evaluations} evaluations; "
-                       f"{r.decision or 'undecided'}; module holds {_fmt_codes(r.final or r.original)}"
-                       + (" with Tx input adaptive EQ on" if r.tx_adaptive else ""))
-        out.append(f"journal: {Path(self.session_dir) / 'journal.jsonl'}")
-        return out
-
-
-# ---------------------------------------------------------------------------------------------
-# journal -> state
-# ---------------------------------------------------------------------------------------------
-def _lane_map(d: Mapping[str, Any]) -> dict[int, Any]:
-    return {int(k): v for k, v in (d or {}).items()}
-
-
-@dataclass
-class SessionView:
-    """Everything derived from a journal's records (used by resume, report, profile, show)."""
-
-    records: list[dict[str, Any]]
-
-    @property
-    def header(self) -> dict[str, Any]:
-        return self.records[0] if self.records else {}
-
-    @property
-    def config(self) -> LiveConfig:
-        cfg = LiveConfig.from_dict(self.header.get("config") or {"module": ""})
-        plan = self.plan()
-        if plan and plan.get("metric"):
-            cfg.metric = plan["metric"]  # what the run actually measured (e.g. a scope -> eye_height)
-        return cfg
-
-    def last(self, type_: str, **match: Any) -> dict[str, Any] | None:
-        for r in reversed(self.records):
-            if r.get("type") == type_ and all(r.get(k) == v for k, v in match.items()):
-                return r
-        return None
-
-    def all(self, type_: str, **match: Any) -> list[dict[str, Any]]:
-        return [r for r in self.records if r.get("type") == type_ and all(r.get(k) == v for k, v in match.items())]
-
-    def device(self, role: str = "module") -> dict[str, Any] | None:
-        for r in self.records:  # the first connection is the identity of record
-            if r.get("type") == "device" and r.get("role") == role:
-                return r
-        return None
-
-    def originals(self) -> dict[int, dict[str, int]] | None:
-        r = self.last("original")
-        return None if r is None else {k: dict(v) for k, v in _lane_map(r["codes"]).items()}
-
-    def plan(self) -> dict[str, Any] | None:
-        return self.last("plan")
-
-    def readings(self, type_: str, group: int | None = None) -> dict[int, dict[str, Any]]:
-        """Per-lane reading of the last record of ``type_`` (baseline/verify) for each lane."""
-        out: dict[int, dict[str, Any]] = {}
-        for r in self.records:
-            if r.get("type") == type_ and (group is None or r.get("group") == group):
-                out.update(_lane_map(r["lanes"]))
-        return out
-
-    def measurements(self, group: int | None = None) -> list[dict[str, Any]]:
-        return [r for r in self.records if r.get("type") == "measure" and (group is None or r.get("group") == group)]
-
-    def decisions(self) -> dict[int, dict[str, Any]]:
-        return {int(r["lane"]): r for r in self.records if r.get("type") == "decision"}
-
-    def status(self) -> str:
-        end = self.last("end")
-        if end is not None and not any(r.get("type") == "resume" and r["seq"] > end["seq"] for r in self.records):
-            return str(end.get("status"))
-        return "interrupted" if len(self.records) > 1 else "new"
-
-    def lane_results(self) -> dict[int, LaneResult]:
-        cfg = self.config
-        orig = self.originals() or {}
-        lanes = sorted(orig) or list(cfg.lanes)
-        base = self.readings("baseline")
-        ver = self.readings("verify")
-        dec = self.decisions()
-        out: dict[int, LaneResult] = {}
-        for ln in lanes:
-            r = LaneResult(ln, dict(orig.get(ln, {})))
-            if ln in base:
-                r.baseline_margin = base[ln]["margin"]
-            if ln in ver:
-                r.verified_margin = ver[ln]["margin"]
-                r.recommended = dict(ver[ln]["codes"])
-            for m in self.measurements():
-                lr = _lane_map(m["lanes"]).get(ln)
-                if lr is not None:
-                    r.history.append((dict(lr["codes"]), float(lr["margin"])))
-            r.evaluations = len(r.history)
-            r.best_observed = max((m for _, m in r.history), default=None)
-            if ln in dec:
-                r.decision = dec[ln]["action"]
-                r.final = dict(dec[ln]["codes"])
-                if "tx_adaptive" in dec[ln]:
-                    r.tx_adaptive = bool(dec[ln]["tx_adaptive"])
-            out[ln] = r
-        return out
-
-
-def load_session(session_id: str, sessions_dir: str | os.PathLike[str] | None = None) -> SessionView:
-    """Read a session's journal (tolerating a torn last line) without opening it for writing."""
-    path = session_path(session_id, sessions_dir) / "journal.jsonl"
-    if not path.is_file():
-        raise SessionError(f"no session {session_id!r} in {path.parent.parent}: see `eqtune session list`")
-    records = read_journal(path).records
-    check_records(records, str(path))
-    view = SessionView(records)
-    if (view.header.get("config") or {}).get("module"):
-        view.config.check()  # types and ranges of the journaled configuration (shown in reports)
-    return view
 
 
 # ---------------------------------------------------------------------------------------------
@@ -438,6 +104,9 @@ class LiveTuner:
         self.knobs: tuple[str, ...] = ()
         self._t0 = time.perf_counter()
         self.eval_overhead_s: list[float] = []  # wall time per evaluation minus its dwell
+        self._last_written: dict[int, dict[str, int]] = {}  # the codes of the last write (validated)
+        self._recommended: dict[int, dict[str, int]] | None = None  # per lane, once the tuning loop ended
+        self._message = ""  # why the session ended (the end record's message)
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -1015,7 +684,7 @@ class LiveTuner:
         return out
 
     def _recommendations(self) -> dict[int, dict[str, int]]:
-        rec = getattr(self, "_recommended", None)
+        rec = self._recommended
         if rec is None:
             rec = {}
             for gi, g in enumerate(self.groups):
@@ -1206,7 +875,7 @@ class LiveTuner:
         view = self.view
         status = self.phase if self.phase in ("done", "aborted", "failed") else view.status()
         return LiveResult(self.journal.id, str(self.journal.dir), status, self.config.metric, view.lane_results(),
-                          elapsed_s=time.perf_counter() - self._t0, message=getattr(self, "_message", ""))
+                          elapsed_s=time.perf_counter() - self._t0, message=self._message)
 
 
 _OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed", "prior")
@@ -1272,69 +941,3 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, EqtuneError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
-
-
-# ---------------------------------------------------------------------------------------------
-# profiles from sessions
-# ---------------------------------------------------------------------------------------------
-def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None = None, *,
-                    pin_serial: bool = False, lanes: str = "decided"):
-    """Build a :class:`~eqtune.session.profile.Profile` from a session journal.
-
-    ``lanes="decided"``: the codes each lane holds after the keep/restore decision (needs a finished
-    tune). ``"tuned"``: the verified recommendation of every lane regardless of the decision.
-    """
-    from eqtune.errors import ProfileError
-    from eqtune.session.profile import Profile
-
-    view = load_session(session_id, sessions_dir)
-    dev = view.device("module")
-    if dev is None:
-        raise ProfileError(f"session {session_id} never connected to a module; there is nothing to save")
-    results = view.lane_results()
-    decisions = view.decisions()
-    codes: dict[int, dict[str, int]] = {}
-    margins: dict[int, dict[str, Any]] = {}
-    for ln, r in results.items():
-        if lanes == "decided":
-            if r.decision is None:
-                raise ProfileError(f"session {session_id} lane {ln} has no keep/restore decision yet: resume it "
-                                   f"(`eqtune session resume {session_id}`) before saving a profile")
-            codes[ln] = dict(r.final or r.original)
-            if decisions.get(ln, {}).get("tx_adaptive"):
-                # the lane went back to Tx input adaptive EQ: a fixed tx_eq in the profile would switch it
-                # off on every module the profile is pushed to, so the profile leaves tx_eq alone
-                codes[ln].pop(TX_EQ, None)
-                if not codes[ln]:
-                    del codes[ln]
-                    continue
-        else:
-            if r.recommended is None:
-                raise ProfileError(f"session {session_id} lane {ln} has no verified recommendation yet")
-            codes[ln] = dict(r.recommended)
-        margins[ln] = {"metric": metric_label(view.config.metric), "baseline": r.baseline_margin, "tuned": r.verified_margin,
-            "decision": r.decision}
-    if not codes:
-        raise ProfileError(f"session {session_id}: every lane went back to the module's Tx input adaptive EQ "
-                           "and no other code was tuned; there is nothing to save in a profile")
-    cfg = view.config
-    return Profile.from_identity(dev["identity"], codes, pin_serial=pin_serial, channel=cfg.channel,
-                                 link=dict(view.header.get("metadata") or {}), margins=margins, session=session_id)
-
-
-def save_session_profile(session_id: str, out: str | os.PathLike[str],
-                         sessions_dir: str | os.PathLike[str] | None = None, **kw: Any) -> Path:
-    """Save the session's profile to ``out`` and journal it (when the session is not open elsewhere)."""
-    prof = session_profile(session_id, sessions_dir, **kw)
-    path = prof.save(out)
-    _note(session_id, sessions_dir, "profile", path=str(Path(path).resolve()), digest=prof.digest)
-    return path
-
-
-def _note(session_id: str, sessions_dir: Any, type_: str, **fields: Any) -> None:
-    """Append a record to a closed session's journal (skipped if another process holds it)."""
-    try:
-        with Journal.open(session_id, sessions_dir) as j:
-            j.append(type_, **fields)
-    except SessionError:
-        pass

@@ -21,7 +21,7 @@ from typing import Any
 
 from eqtune.errors import SessionError
 from eqtune.session.journal import session_path
-from eqtune.session.live import LaneResult, SessionView, load_session
+from eqtune.session.view import LaneResult, SessionView, load_session
 
 _CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1000px;
@@ -312,7 +312,7 @@ def write_report(session_id: str, out: str | os.PathLike[str] | None = None,
         os.replace(tmp, path)
     except OSError as exc:
         raise SessionError(f"cannot write report {path}: {exc.strerror}; choose another --out") from None
-    from eqtune.session.live import _note
+    from eqtune.session.journal import note_closed_session
 
-    _note(session_id, sessions_dir, "report", path=str(path.resolve()))
+    note_closed_session(session_id, sessions_dir, "report", path=str(path.resolve()))
     return path

@@ -203,7 +203,8 @@ class SessionController:
 
     def confirm_link(self, link: LinkForm) -> str:
         """Create the journaled session with this configuration and connect it; returns its id."""
-        from eqtune.session.live import LiveConfig, LiveTuner
+        from eqtune.session.config import LiveConfig
+        from eqtune.session.live import LiveTuner
 
         link.check()
         if self.module is None:
@@ -312,7 +313,7 @@ class SessionController:
     # -- step 7: save & push -----------------------------------------------------------------
     def save_profile(self, out: str | os.PathLike[str] | None = None) -> Path:
         """Finish the session (if still open) and save its profile (default ``<session>/profile.json``)."""
-        from eqtune.session.live import session_profile
+        from eqtune.session.export import session_profile
 
         t = self._need_tuner()
         if t.phase not in ("done", "aborted", "failed"):
@@ -348,8 +349,8 @@ class SessionController:
 
     # -- step 8: report ----------------------------------------------------------------------
     def write_report(self, out: str | os.PathLike[str] | None = None) -> Path:
-        from eqtune.session.live import load_session
         from eqtune.session.report import render_report
+        from eqtune.session.view import load_session
 
         self._need_tuner()
         sid = self.session_id

@@ -1,0 +1,192 @@
+"""What a live tuning session is asked to do and what it tells its front end.
+
+:class:`LiveConfig` (journaled in the ``session`` record, with its range checks), the journal record
+types a live session writes (:data:`RECORD_TYPES`), the tuner's phases (:data:`PHASES`) and
+:class:`LiveEvent`, the progress a front end receives (with its one-line terminal text). The tuner
+itself is :class:`eqtune.session.live.LiveTuner`; the journal read-back is :mod:`eqtune.session.view`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+RECORD_TYPES: dict[str, str] = {
+    "session": "first record: id, created, eqtune version, metadata (site, customer, link, operator, ...), "
+               "config (LiveConfig with the resolved seed)",
+    "recovered": "a torn last line (crash mid-write) was set aside on reopening",
+    "resume": "the session was resumed: pid, measurements already done",
+    "device": "role (module|instrument), resource, identity, capabilities",
+    "original": "codes per lane read before the first write (the restore point) and the lanes whose Tx "
+                "input adaptive EQ was on (tx_adaptive)",
+    "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell, "
+            "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same)",
+    "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane, and "
+             "tx_adaptive: the lanes whose Tx input adaptive EQ is switched back on after the codes (the "
+             "restore point of lanes that ran it); during tuning only for the first evaluation of a run, later "
+             "intents travel as 'next' in 'measure'",
+    "baseline": "long-dwell measurement of the original codes: group, dwell_s, per-lane readings",
+    "measure": "one completed evaluation: group, n (0-based, per group), wall_s, per-lane readings "
+               "(codes, counts {bits, errors, ber, ber_upper95, dwell_s}, margin, metrics), per lane the "
+               "optimizer's non-observation state (plain JSON: GP hyperparameter warm start, config), and "
+               "'next' {n, codes}: the intent of the next write (journaled before it happens), 'rec': per "
+               "lane the optimizer's recommendation after this evaluation {codes, held: evaluations it has "
+               "held unchanged, counted after the initial design; the patience rule reads it}, 'stop': why "
+               "an early stop rule (target margin, time budget, patience) ended the group",
+    "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
+    "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason, and "
+                "for a lane that ran Tx input adaptive EQ before tuning tx_adaptive (true: adaptive EQ back on, "
+                "the codes' tx_eq is only the dormant fixed code; false: the tuned fixed tx_eq stays)",
+    "restore": "codes written back: reason (decision|abort|error), lanes, verified read-back; reason "
+               "tx_adaptive: Tx input adaptive EQ switched back on for lanes, verified read-back",
+    "abort": "the run stopped early: reason, error type",
+    "end": "status done|aborted|failed and the per-lane summary",
+    "profile": "a profile saved from this session: path, digest",
+    "report": "an HTML report written: path",
+    "push": "a profile pushed from this session (the TUI): per-module PushResult dicts",
+}
+
+
+PHASES = ("new", "connected", "baseline", "tuning", "verify", "decided", "done", "aborted", "failed")
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration and events
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class LiveConfig:
+    """What to tune and how. Journaled in the ``session`` record (the seed resolved first)."""
+
+    module: str
+    lanes: list[int] = field(default_factory=list)  # empty = every lane of the module
+    instrument: str | None = None  # None = the module's own PRBS checker (lanes in parallel)
+    dwell_s: float = 1.0  # per evaluation
+    verify_dwell_s: float | None = None  # baseline and verification; default 10 x dwell_s
+    settle_s: float = 0.0  # extra wait after apply (apply_eq already waits for the data path)
+    budget: int = 30  # evaluations per lane group
+    seed: int | None = None
+    knobs: list[str] | None = None  # default: every adjustable module knob
+    metric: str = "ber"  # ber | q_db | eye_height
+    target_ber: float | None = None  # informational (dwell is explicit)
+    channel: str | None = None  # the library channel the link corresponds to, if any
+    optimizer: str = "gp"
+    optimizer_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"ls_prior": 0.0} (--optimizer-option)
+    min_gain: float = 0.0  # keep tuned codes only if verified margin > baseline + min_gain
+    target_margin: float | None = None  # stop a lane group early once every lane reached this margin
+    time_budget_s: float | None = None  # stop a lane group early after this much evaluation time
+    patience: int | None = None  # stop a lane group once every lane's recommendation held for this many evaluations
+    remeasure_top_k: int = 0  # the last k evaluations of a group re-measure its k best points (posterior mean)
+    # codes measured first (warm start): "model" (the library channel's model optimum), or
+    # {lane: codes} / {"*": codes} (e.g. a profile's lanes, a simulated tune's result)
+    warm: str | dict[str, dict[str, int]] | None = None
+    parallel: bool | None = None  # None: lanes together when the source reads them in parallel
+    metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
+
+    @property
+    def verify_dwell(self) -> float:
+        return float(self.verify_dwell_s) if self.verify_dwell_s else 10.0 * float(self.dwell_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LiveConfig:
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def check(self) -> None:
+        from eqtune.errors import InputError
+        from eqtune.validate import finite, integer
+
+        # types and finiteness first: a journal edited by hand or a caller's NaN must not pass a
+        # `> 0` test (NaN compares false) nor reach a loop bound
+        if not isinstance(self.module, str) or not self.module:
+            raise InputError(f"module resource must be a non-empty text (got {self.module!r})")
+        integer(self.budget, "--budget (evaluations)", ge=1)
+        finite(self.dwell_s, "--dwell (s)", gt=0.0)
+        if self.verify_dwell_s is not None:
+            finite(self.verify_dwell_s, "--verify-dwell (s)", gt=0.0)
+        finite(self.settle_s, "--settle (s)", ge=0.0)
+        finite(self.min_gain, "min_gain", ge=0.0)
+        if self.target_ber is not None:
+            finite(self.target_ber, "--target-ber", gt=0.0, le=0.5)
+        if self.target_margin is not None:
+            finite(self.target_margin, "--target")
+        if self.time_budget_s is not None:
+            finite(self.time_budget_s, "--time-budget (s)", gt=0.0)
+        if self.seed is not None:
+            integer(self.seed, "--seed")
+        integer(self.remeasure_top_k, "--remeasure", ge=0)
+        if not isinstance(self.lanes, list):
+            raise InputError(f"lanes must be a list of lane numbers 1..8 (got {self.lanes!r})")
+        for ln in self.lanes:
+            integer(ln, "--lane", ge=1, le=8)
+        if self.knobs is not None and not (isinstance(self.knobs, list) and all(isinstance(k, str) for k in self.knobs)):
+            raise InputError(f"knobs must be a list of knob names (got {self.knobs!r})")
+        if not isinstance(self.optimizer_options, dict) or not isinstance(self.metadata, dict):
+            raise InputError("optimizer_options and metadata must be tables")
+        if self.optimizer_options:  # a TuneError (an InputError) naming the unknown ones
+            from eqtune.tune.base import check_optimizer_option_names
+
+            check_optimizer_option_names(self.optimizer, list(self.optimizer_options), "optimizer option")
+        if self.patience is not None and int(self.patience) < 1:
+            raise InputError(f"--patience must be >= 1 evaluation (got {self.patience})")
+        if isinstance(self.warm, str) and self.warm != "model":
+            raise InputError(f"--warm {self.warm!r}: use 'model' or a profile / tune --json file")
+        if self.warm == "model" and not self.channel:
+            raise InputError("--warm model needs the library channel the link corresponds to (the CHANNEL "
+                             "argument, e.g. c2m-10in)")
+        if not 0 <= int(self.remeasure_top_k) < self.budget:
+            raise InputError(f"--remeasure {self.remeasure_top_k}: re-measure between 0 and budget - 1 "
+                             f"({self.budget - 1}) of the best points")
+        for ln in self.lanes:
+            if not 1 <= int(ln) <= 8:
+                raise InputError(f"--lane {ln}: CMIS lanes are numbered 1..8")
+
+
+@dataclass
+class LiveEvent:
+    """Progress for a front end. ``kind`` is one of: phase, device, plan (before the first write: knobs,
+    space size, search mode, expected time), baseline, evaluation, verify, decision, restore, paused,
+    resumed, aborted, error, done, log. ``data`` is JSON-able."""
+
+    kind: str
+    data: dict[str, Any]
+    session: str = ""
+    t: float = field(default_factory=time.time)
+
+    def text(self) -> str:
+        """One line for a terminal (device text such as vendor or SN with control characters escaped)."""
+        from eqtune.textsafe import printable
+
+        return printable(self._text())
+
+    def _text(self) -> str:
+        d = self.data
+        k = self.kind
+        if k == "phase":
+            return f"[{self.session}] {d.get('phase')}: {d.get('text', '')}".rstrip(": ")
+        if k == "device":
+            i = d.get("identity", {})
+            return f"  {d.get('role')} {d.get('resource')}: {i.get('vendor', '')} {i.get('pn', '')} " \
+                   f"SN {i.get('sn', '')} fw {i.get('firmware', '')}".rstrip()
+        if k == "baseline":
+            return f"  baseline lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
+        if k == "evaluation":
+            return (f"  eval {d['n'] + 1}/{d['budget']} lane {d['lane']}: {d['margin']:.3f} "
+                    f"({_fmt_codes(d['codes'])}) best {d['best_margin']:.3f}")
+        if k == "verify":
+            return f"  verify lane {d['lane']}: margin {d['margin']:.3f} ({_fmt_codes(d['codes'])})"
+        if k == "decision":
+            return f"  lane {d['lane']}: {d['action']} - {d['reason']}"
+        if k == "plan":
+            return f"  {d.get('text', '')}"
+        if k in ("restore", "aborted", "error", "log", "paused", "resumed", "done"):
+            return f"  {k}: {d.get('text', '')}"
+        return ""
+
+
+def _fmt_codes(codes: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(codes.items()))
