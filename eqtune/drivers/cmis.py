@@ -20,122 +20,66 @@ procedures, section 8.9.3 Apply triggers) is:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence, Set
+from typing import Any, TypeVar
 
 from eqtune.drivers import cmis_map as M
-from eqtune.drivers.cmis_map import ConfigStatus, DPState, ModuleState
-from eqtune.drivers.cmis_policy import (
-    DURATION_S,
-    ApplyMethod,
-    CmisTiming,
-    choose_apply_method,
-    reconfiguration_support,
+from eqtune.drivers.cmis_codec import (
+    CAPS_PAGE1_FIRST,
+    CAPS_PAGE1_LEN,
+    IDENTITY_LOWER_LEN,
+    IDENTITY_UPPER_FIRST,
+    IDENTITY_UPPER_LAST,
+    check_codes,
+    check_lane,
+    compose_staged,
+    decode_capabilities,
+    decode_eq,
+    decode_identity,
+    lane_mask,
+    page00_checksum_ok,
 )
+from eqtune.drivers.cmis_map import ConfigStatus, DPState, ModuleState
+from eqtune.drivers.cmis_policy import ApplyMethod, CmisTiming, choose_apply_method
 from eqtune.drivers.cmis_prbs import PrbsMixin
+from eqtune.drivers.cmis_types import (  # noqa: F401 (re-exported: the old import path)
+    CMIS_IDENTIFIERS,
+    CONFIG_STATUS_NAMES,
+    DP_STATE_NAMES,
+    MODULE_STATE_NAMES,
+    EqCapabilities,
+    EqCodes,
+    ModuleIdentity,
+    PlannedChange,
+    state_name,
+)
 from eqtune.drivers.cmis_vdm import VdmMixin
 from eqtune.drivers.transport import PagedRegisters, open_transport
 from eqtune.errors import DeviceError, EqRangeError, ModuleError, TransportError
-from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
+from eqtune.serdes.knobs import TX_EQ
 
-MODULE_STATE_NAMES = {1: "ModuleLowPwr", 2: "ModulePwrUp", 3: "ModuleReady", 4: "ModulePwrDn", 5: "ModuleFault"}
-DP_STATE_NAMES = {1: "DPDeactivated", 2: "DPInit", 3: "DPDeinit", 4: "DPActivated", 5: "DPTxTurnOn",
-                  6: "DPTxTurnOff", 7: "DPInitialized"}
-CONFIG_STATUS_NAMES = {0: "ConfigUndefined", 1: "ConfigSuccess", 2: "ConfigRejected",
-                       3: "ConfigRejectedInvalidAppSel", 4: "ConfigRejectedInvalidDataPath",
-                       5: "ConfigRejectedInvalidSI", 6: "ConfigRejectedLanesInUse",
-                       7: "ConfigRejectedPartialDataPath", 12: "ConfigInProgress"}
 STEADY_DP = (DPState.ACTIVATED, DPState.DEACTIVATED, DPState.INITIALIZED)
-# SFF-8024 identifiers of modules managed with CMIS (SFF-8024 Table 4-1)
-CMIS_IDENTIFIERS = {0x18: "QSFP-DD", 0x19: "OSFP", 0x1A: "SFP-DD", 0x1B: "DSFP", 0x1E: "QSFP+ (CMIS)",
-                    0x1F: "SFP-DD (CMIS)", 0x20: "SFP+ (CMIS)", 0x21: "OSFP-XD", 0x22: "OIF-ELSFP",
-                    0x23: "CDFP (CMIS)"}
-
-EqCodes = dict[int, dict[str, int]]
+_T = TypeVar("_T")
 
 
-def _state_name(table: dict[int, str], value: int) -> str:
-    return table.get(int(value), f"reserved({int(value)})")
+class CmisDriver(PrbsMixin, VdmMixin):
+    """A CMIS 4.0/5.x module behind a :class:`PagedRegisters` view. Lanes are numbered 1..8.
 
-
-@dataclass(frozen=True)
-class ModuleIdentity:
-    vendor: str
-    oui: str
-    pn: str
-    rev: str
-    sn: str
-    date_code: str
-    firmware: str
-    cmis_rev: str
-    module_state: str
-    form_factor: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class EqCapabilities:
-    lanes: int
-    rx_pre_max: int | None
-    rx_post_max: int | None
-    rx_amp_codes: tuple[int, ...]
-    tx_eq_max: int | None
-    tx_adaptive: bool
-    stepped_config_only: bool
-    apply_immediate: bool
-    diagnostics: bool = False
-    vdm: bool = False
-    dp_init_max_s: float | None = None
-    auto_commissioning: int = 0
-    reconfiguration: str = "both"
-
-    def knob_values(self) -> dict[str, tuple[int, ...]]:
-        """Allowed codes per supported knob (knobs the module does not support are absent)."""
-        out: dict[str, tuple[int, ...]] = {}
-        if self.rx_pre_max is not None:
-            out[RX_PRE] = tuple(range(self.rx_pre_max + 1))
-        if self.rx_post_max is not None:
-            out[RX_POST] = tuple(range(self.rx_post_max + 1))
-        if self.rx_amp_codes:
-            out[RX_AMP] = tuple(self.rx_amp_codes)
-        if self.tx_eq_max is not None:
-            out[TX_EQ] = tuple(range(self.tx_eq_max + 1))
-        return out
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["rx_amp_codes"] = list(self.rx_amp_codes)
-        d["knob_values"] = {k: list(v) for k, v in self.knob_values().items()}
-        return d
-
-
-def _ascii(raw: bytes) -> str:
-    return raw.decode("ascii", errors="replace").strip(" \x00")
-
-
-def _date(raw: bytes) -> str:
-    s = _ascii(raw)
-    if len(s) >= 6 and s[:6].isdigit():
-        lot = s[6:].strip()
-        return f"20{s[0:2]}-{s[2:4]}-{s[4:6]}" + (f" lot {lot}" if lot else "")
-    return s
-
-
-class CmisModule(PrbsMixin, VdmMixin):
-    """A CMIS 4.0/5.x module behind a :class:`PagedRegisters` view. Lanes are numbered 1..8."""
+    Satisfies :class:`eqtune.drivers.protocols.CmisModule` (tests/drivers/test_protocols.py checks it);
+    ``CmisModule`` in this module is the old name of this class."""
 
     def __init__(self, regs: PagedRegisters, *, resource: str | None = None, poll_timeout_s: float = 10.0,
-                 poll_interval_s: float = 0.005, timing: CmisTiming | None = None, notify=None) -> None:
+                 poll_interval_s: float = 0.005, timing: CmisTiming | None = None,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.regs = regs
         self.transport = regs.transport
-        self.resource = resource or regs.resource
+        self.resource: str = resource or regs.resource
         self.poll_timeout_s = poll_timeout_s
         self.poll_interval_s = poll_interval_s
         # host waits as real hosts use them; a transport may shorten them (emulators: wait_scale)
         self.timing = timing or CmisTiming().scaled(getattr(self.transport, "wait_scale", 1.0))
         # notify(message): told before any write when an apply takes the data path (traffic) down
-        self.notify = notify
+        self.notify: Callable[[str], None] | None = notify
         self._settle_until = 0.0
         self._caps: EqCapabilities | None = None
 
@@ -143,10 +87,10 @@ class CmisModule(PrbsMixin, VdmMixin):
     def close(self) -> None:
         self.regs.close()
 
-    def __enter__(self) -> CmisModule:
+    def __enter__(self) -> CmisDriver:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -154,37 +98,21 @@ class CmisModule(PrbsMixin, VdmMixin):
 
     # ------------------------------------------------------------------ identity / status
     def module_state(self) -> str:
-        return _state_name(MODULE_STATE_NAMES, self.regs.read_scalar(M.MODULE_STATE))
+        return state_name(MODULE_STATE_NAMES, self.regs.read_scalar(M.MODULE_STATE))
 
     def identity(self) -> ModuleIdentity:
         """Page 00h administrative information; the page checksum (byte 222) is verified."""
-        lower = self.regs.read(0, 0, 41)
+        lower = self.regs.read(0, 0, IDENTITY_LOWER_LEN)
         for _ in range(3):
-            up = self.regs.read(0, 128, 95)  # 128..222
-            if sum(up[:94]) & 0xFF == up[94]:
+            up = self.regs.read(0, IDENTITY_UPPER_FIRST, IDENTITY_UPPER_LAST - IDENTITY_UPPER_FIRST + 1)
+            if page00_checksum_ok(up):
                 break
         else:
             raise TransportError(
                 f"{self.resource}: page 00h checksum (byte 222) does not match on 3 reads: corrupted "
                 "reads; check the cable/adapter, lower the bus speed, or reseat the module"
             )
-
-        def fld(f: M.Field) -> bytes:
-            return up[f.offset - 128: f.offset - 128 + f.size]
-
-        major, minor = lower[M.CMIS_REVISION.offset] >> 4, lower[M.CMIS_REVISION.offset] & 0xF
-        return ModuleIdentity(
-            vendor=_ascii(fld(M.VENDOR_NAME)),
-            oui="-".join(f"{b:02X}" for b in fld(M.VENDOR_OUI)),
-            pn=_ascii(fld(M.VENDOR_PN)),
-            rev=_ascii(fld(M.VENDOR_REV)),
-            sn=_ascii(fld(M.VENDOR_SN)),
-            date_code=_date(fld(M.DATE_CODE)),
-            firmware=f"{lower[M.ACTIVE_FW_MAJOR.offset]}.{lower[M.ACTIVE_FW_MINOR.offset]}",
-            cmis_rev=f"{major}.{minor}",
-            module_state=_state_name(MODULE_STATE_NAMES, M.MODULE_STATE.scalar_value(lower[3:4])),
-            form_factor=CMIS_IDENTIFIERS.get(lower[0], f"0x{lower[0]:02x}"),
-        )
+        return decode_identity(lower, up)
 
     def capabilities(self, refresh: bool = False) -> EqCapabilities:
         """Page 01h advertisement (cached; ``refresh=True`` re-reads)."""
@@ -194,61 +122,27 @@ class CmisModule(PrbsMixin, VdmMixin):
         # byte 2 would turn a hot-reconfigurable module into one that refuses every apply)
         lower2 = self.regs.read_stable(0, 2, 1)
         app = self.regs.read_stable(0, 86, 4)
-        p1 = self.regs.read_stable(1, 142, 21)  # 142..162
-
-        def b(off: int) -> int:
-            return p1[off - 142]
-
-        tx_adv, rx_adv = b(161), b(162)
-        lanes = app[2] >> 4 if app[0] not in (0, 0xFF) and app[2] >> 4 else 8
-        stepped = bool(M.STEPPED_CONFIG_ONLY.scalar_value(lower2))
-        auto_comm = M.AUTO_COMMISSIONING.scalar_value(lower2)
-        reconf = reconfiguration_support(stepped, auto_comm)
-        amp_mask = M.RX_OUTPUT_LEVEL_SUPPORT.scalar_value(bytes([b(153)]))
-        self._caps = EqCapabilities(
-            lanes=min(8, lanes),
-            rx_pre_max=M.RX_PRE_MAX.scalar_value(bytes([b(154)])) if rx_adv >> M.RX_PRE_SUPPORTED_BIT & 1 else None,
-            rx_post_max=M.RX_POST_MAX.scalar_value(bytes([b(154)])) if rx_adv >> M.RX_POST_SUPPORTED_BIT & 1 else None,
-            rx_amp_codes=tuple(c for c in range(4) if amp_mask >> c & 1) if rx_adv >> M.RX_AMP_SUPPORTED_BIT & 1 else (),
-            tx_eq_max=M.TX_INPUT_EQ_MAX.scalar_value(bytes([b(153)])) if tx_adv >> M.TX_FIXED_EQ_SUPPORTED_BIT & 1 else None,
-            tx_adaptive=bool(tx_adv >> M.TX_ADAPTIVE_EQ_SUPPORTED_BIT & 1),
-            stepped_config_only=stepped,
-            apply_immediate=reconf in ("both", "hot"),
-            diagnostics=bool(M.DIAG_PAGES_SUPPORTED.scalar_value(bytes([b(142)]))),
-            vdm=bool(M.VDM_SUPPORTED.scalar_value(bytes([b(142)]))),
-            dp_init_max_s=DURATION_S[b(144) & 0xF],  # None for the reserved codes 14-15
-            auto_commissioning=auto_comm,
-            reconfiguration=reconf,
-        )
+        p1 = self.regs.read_stable(1, CAPS_PAGE1_FIRST, CAPS_PAGE1_LEN)
+        self._caps = decode_capabilities(lower2, app, p1)
         return self._caps
 
     def dp_states(self, stable: bool = False) -> dict[int, str]:
         lanes = range(1, self.capabilities().lanes + 1)
-        return {lane: _state_name(DP_STATE_NAMES, v) for lane, v in self.regs.read_lanes(M.DP_STATE, lanes, stable=stable).items()}
+        return {lane: state_name(DP_STATE_NAMES, v) for lane, v in self.regs.read_lanes(M.DP_STATE, lanes, stable=stable).items()}
 
     def config_status(self) -> dict[int, str]:
         lanes = range(1, self.capabilities().lanes + 1)
-        return {lane: _state_name(CONFIG_STATUS_NAMES, v) for lane, v in self.regs.read_lanes(M.CONFIG_STATUS, lanes).items()}
+        return {lane: state_name(CONFIG_STATUS_NAMES, v) for lane, v in self.regs.read_lanes(M.CONFIG_STATUS, lanes).items()}
 
     # ------------------------------------------------------------------ EQ read
     def _eq_block(self, page: int, first: int, last: int) -> bytes:
         return self.regs.read_stable(page, first, last - first + 1)
 
     def _decode_eq(self, block: bytes, first: int, lane: int, active: bool) -> dict[str, int]:
-        out = {}
-        supported = self.capabilities().knob_values()
-        for knob, (staged, act) in M.EQ_FIELDS.items():
-            if knob not in supported:
-                continue
-            fld = act if active else staged
-            off, shift, mask = fld.locate(lane)
-            out[knob] = (block[off - first] >> shift) & mask
-        return out
+        return decode_eq(block, first, lane, active, self.capabilities().knob_values())
 
     def _check_lane(self, lane: int) -> None:
-        n = self.capabilities().lanes
-        if not isinstance(lane, int) or not 1 <= lane <= n:
-            raise EqRangeError(f"{self.resource}: lane {lane} does not exist: this module has lanes 1..{n}")
+        check_lane(self.resource, lane, self.capabilities().lanes)
 
     def active_eq(self, lane: int) -> dict[str, int]:
         """Active EQ codes of ``lane`` from page 11h (knobs the module supports)."""
@@ -273,41 +167,14 @@ class CmisModule(PrbsMixin, VdmMixin):
         """Check lanes, knob names and codes against the page 01h advertisement (no writes)."""
         self._normalize(codes)
 
-    def _normalize(self, codes: EqCodes) -> dict[int, dict[str, int]]:
-        if not isinstance(codes, dict) or not codes:
-            raise EqRangeError(f"{self.resource}: no EQ codes given; pass {{lane: {{knob: code}}}}")
-        caps = self.capabilities()
-        allowed = caps.knob_values()
-        out: dict[int, dict[str, int]] = {}
-        for lane, knobs in codes.items():
-            self._check_lane(lane)
-            if not knobs:
-                raise EqRangeError(f"{self.resource}: lane {lane}: no knobs given")
-            for knob, value in knobs.items():
-                if knob not in M.EQ_FIELDS:
-                    raise EqRangeError(f"{self.resource}: unknown knob {knob!r}; module knobs are "
-                                       f"{', '.join(M.KNOBS)}")
-                if knob not in allowed:
-                    raise EqRangeError(f"{self.resource}: this module does not support {knob} control "
-                                       "(page 01h advertisement); leave it out")
-                try:
-                    iv = int(value)
-                except (TypeError, ValueError):
-                    raise EqRangeError(f"{self.resource}: lane {lane} {knob}={value!r} is not an integer code") from None
-                if iv != value or iv not in allowed[knob]:
-                    vals = allowed[knob]
-                    span = (f"{vals[0]}..{vals[-1]}" if knob != RX_AMP and list(vals) == list(range(vals[0], vals[-1] + 1))
-                            else ", ".join(map(str, vals)))
-                    raise EqRangeError(f"{self.resource}: lane {lane} {knob}={value} is outside what the module "
-                                       f"advertises ({span}); pick a code in that range")
-                out.setdefault(lane, {})[knob] = iv
-        return out
+    def _normalize(self, codes: EqCodes) -> EqCodes:
+        return check_codes(self.resource, codes, self.capabilities())
 
-    def plan_eq(self, codes: EqCodes) -> list[dict]:
+    def plan_eq(self, codes: EqCodes) -> list[PlannedChange]:
         """What :meth:`apply_eq` would change: rows of lane, knob, current (active), new. No writes."""
         codes = self._normalize(codes)
         active = self.active_eq_all()
-        return [{"lane": lane, "knob": k, "current": active[lane].get(k), "new": v}
+        return [PlannedChange(lane=lane, knob=k, current=active[lane].get(k), new=v)
                 for lane in sorted(codes) for k, v in codes[lane].items()]
 
     # ------------------------------------------------------------------ polling helpers
@@ -326,7 +193,8 @@ class CmisModule(PrbsMixin, VdmMixin):
         except ValueError as exc:
             raise ModuleError(f"{self.resource}: {exc}") from None
 
-    def _poll(self, what: str, check, timeout_s: float | None = None, interval_s: float | None = None):
+    def _poll(self, what: str, check: Callable[[], _T | None], timeout_s: float | None = None,
+              interval_s: float | None = None) -> _T:
         """Call ``check()`` until it returns a non-None value; ModuleError naming ``what`` on timeout."""
         t = self.transport
         deadline = t.monotonic() + (self._timeout() if timeout_s is None else timeout_s)
@@ -341,7 +209,7 @@ class CmisModule(PrbsMixin, VdmMixin):
     def _check_ready(self) -> None:
         state = self.regs.read_scalar(M.MODULE_STATE)
         if state != ModuleState.READY:
-            name = _state_name(MODULE_STATE_NAMES, state)
+            name = state_name(MODULE_STATE_NAMES, state)
             raise ModuleError(f"{self.resource}: module is in {name}, not ModuleReady; EQ cannot be applied. "
                               "Check that the host released LowPwr (lower page byte 26) and the module's "
                               "power/fault flags, then retry")
@@ -349,7 +217,7 @@ class CmisModule(PrbsMixin, VdmMixin):
     def _wait_steady(self, lanes: list[int], what: str) -> dict[int, int]:
         last: dict[int, int] = {}
 
-        def check():
+        def check() -> dict[int, int] | None:
             nonlocal last
             last = self.regs.read_lanes(M.DP_STATE, lanes)
             return last if all(v in STEADY_DP for v in last.values()) else None
@@ -357,7 +225,7 @@ class CmisModule(PrbsMixin, VdmMixin):
         try:
             return self._poll(what, check)
         except ModuleError:
-            busy = ", ".join(f"lane {ln} {_state_name(DP_STATE_NAMES, v)}" for ln, v in last.items() if v not in STEADY_DP)
+            busy = ", ".join(f"lane {ln} {state_name(DP_STATE_NAMES, v)}" for ln, v in last.items() if v not in STEADY_DP)
             raise ModuleError(f"{self.resource}: data path not ready ({busy}) after {self._timeout():g} s; "
                               "check that the host is sending a signal on those lanes and the data path is "
                               "configured, then retry") from None
@@ -370,27 +238,6 @@ class CmisModule(PrbsMixin, VdmMixin):
         return sorted(group | set(lanes))
 
     # ------------------------------------------------------------------ apply
-    def _compose_staged(self, base: bytes, target: dict[int, dict[str, int]], dpcfg_active: bytes,
-                        adaptive: int) -> bytes:
-        """Staged Control Set 0 (page 10h 145-173) holding ``target`` codes for its lanes, ExplicitControl
-        on, and for those lanes the AdaptiveInputEqEnableTx bit (page 10h byte 153) taken from ``adaptive``
-        (a lane bit mask); every other lane and field keeps what ``base`` holds."""
-        out = bytearray(base)
-        first = M.SCS0_FIRST
-        for lane, knobs in target.items():
-            i = M.DP_CONFIG_SCS0.offset - first + lane - 1
-            # AppSel (bits 7-4) and DataPathID (bits 3-1) of the running configuration, ExplicitControl on
-            out[i] = (dpcfg_active[lane - 1] & 0xFE) | 0x01
-            for knob, value in knobs.items():
-                fld = M.EQ_FIELDS[knob][0]
-                off, shift, mask = fld.locate(lane)
-                j = off - first
-                out[j] = (out[j] & ~(mask << shift) & 0xFF) | (value << shift)
-            j = M.TX_ADAPTIVE_EN_SCS0.offset - first
-            bit = 1 << (lane - 1)
-            out[j] = (out[j] & ~bit & 0xFF) | (adaptive & bit)
-        return bytes(out)
-
     def _write_block(self, page: int, first: int, old: bytes, new: bytes) -> None:
         """Write only the bytes that differ, in runs of at most 8 bytes, then verify by stable read."""
         i = 0
@@ -410,7 +257,7 @@ class CmisModule(PrbsMixin, VdmMixin):
                               "writing; the module did not accept the staged values")
 
     def _trigger(self, lanes: list[int], method: ApplyMethod, deinit_done: list[bool]) -> None:
-        mask = sum(1 << (ln - 1) for ln in lanes)
+        mask = lane_mask(lanes)
         if method.trigger == "ApplyImmediate":
             self.regs.write(0x10, M.APPLY_IMMEDIATE_SCS0.offset, bytes([mask]))
             return
@@ -424,14 +271,14 @@ class CmisModule(PrbsMixin, VdmMixin):
         self.regs.write(0x10, M.APPLY_DPINIT_SCS0.offset, bytes([mask]))
 
     def _release_deinit(self, lanes: list[int]) -> None:
-        mask = sum(1 << (ln - 1) for ln in lanes)
+        mask = lane_mask(lanes)
         cur = self.regs.read(0x10, M.DP_DEINIT.offset, 1)[0]
         self.regs.write(0x10, M.DP_DEINIT.offset, bytes([cur & ~mask & 0xFF]))
 
     def _wait_config(self, lanes: list[int]) -> None:
         last: dict[int, int] = {}
 
-        def check():
+        def check() -> dict[int, int] | None:
             nonlocal last
             last = self.regs.read_lanes(M.CONFIG_STATUS, lanes)
             return last if all(v != ConfigStatus.IN_PROGRESS for v in last.values()) else None
@@ -447,7 +294,7 @@ class CmisModule(PrbsMixin, VdmMixin):
                               "'eqtune module show', or reset the module") from None
         bad = {ln: v for ln, v in status.items() if v != ConfigStatus.SUCCESS}
         if bad:
-            desc = ", ".join(f"lane {ln} {_state_name(CONFIG_STATUS_NAMES, v)}" for ln, v in sorted(bad.items()))
+            desc = ", ".join(f"lane {ln} {state_name(CONFIG_STATUS_NAMES, v)}" for ln, v in sorted(bad.items()))
             raise ModuleError(f"{self.resource}: the module rejected the configuration ({desc}); check the "
                               "codes against 'eqtune module show' capabilities and the module's application")
 
@@ -464,12 +311,12 @@ class CmisModule(PrbsMixin, VdmMixin):
         self._apply(codes, sorted(codes), off=off, immediate=immediate,
                     what=f"applying EQ to lane(s) {','.join(map(str, sorted(codes)))}")
 
-    def enable_tx_adaptive(self, lanes: list[int], *, method: str = "auto") -> None:
+    def enable_tx_adaptive(self, lanes: Sequence[int], *, method: str = "auto") -> None:
         """Switch the module's Tx input adaptive equalizer back on for ``lanes``: the counterpart of
         writing a fixed ``tx_eq`` with :meth:`apply_eq`. See :meth:`set_tx_adaptive`."""
         self.set_tx_adaptive(lanes, True, method=method)
 
-    def set_tx_adaptive(self, lanes: list[int], on: bool, *, method: str = "auto") -> None:
+    def set_tx_adaptive(self, lanes: Sequence[int] | int, on: bool, *, method: str = "auto") -> None:
         """Turn Tx input adaptive EQ on (or off) for ``lanes``, leaving every code as it is.
 
         Refused before any write (EqRangeError) when turning it on and page 01h byte 161 bit 3
@@ -481,9 +328,7 @@ class CmisModule(PrbsMixin, VdmMixin):
         the lanes already run as asked.
         """
         immediate = self._apply_method(method)
-        if isinstance(lanes, int):
-            lanes = [lanes]
-        lanes = sorted({int(ln) for ln in lanes})
+        lanes = sorted({int(ln) for ln in ([lanes] if isinstance(lanes, int) else lanes)})
         if not lanes:
             raise EqRangeError(f"{self.resource}: no lanes given; pass the lanes whose Tx input adaptive EQ to switch")
         for ln in lanes:
@@ -502,7 +347,7 @@ class CmisModule(PrbsMixin, VdmMixin):
         return self.apply_method(method)
 
     def _apply(self, codes: EqCodes, lanes: list[int], *, immediate: ApplyMethod, what: str,
-               off: set[int] = frozenset(), on: set[int] = frozenset()) -> None:
+               off: Set[int] = frozenset(), on: Set[int] = frozenset()) -> None:
         """The shared apply procedure: ``codes`` (validated) for their lanes, Tx adaptive EQ cleared on
         ``off`` and set on ``on``; every other lane of the affected data paths keeps its active state.
         ``immediate`` is the :class:`ApplyMethod` to use."""
@@ -520,10 +365,10 @@ class CmisModule(PrbsMixin, VdmMixin):
         old_active = {ln: self._decode_eq(old_active_block, M.ACTIVE_FIRST, ln, True) for ln in group}
         adaptive_active = old_active_block[M.TX_ADAPTIVE_EN_ACTIVE.offset - M.ACTIVE_FIRST]
         target = {ln: {**old_active[ln], **codes.get(ln, {})} for ln in group}
-        off_mask = sum(1 << (ln - 1) for ln in off)
-        on_mask = sum(1 << (ln - 1) for ln in on)
+        off_mask = lane_mask(off)
+        on_mask = lane_mask(on)
         adaptive = (adaptive_active & ~off_mask & 0xFF) | on_mask
-        group_mask = sum(1 << (ln - 1) for ln in group)
+        group_mask = lane_mask(group)
         if all(old_active[ln] == target[ln] for ln in group) and not (adaptive ^ adaptive_active) & group_mask:
             return  # already active: nothing to write
         if method.traffic_down and self.notify is not None:
@@ -534,7 +379,7 @@ class CmisModule(PrbsMixin, VdmMixin):
         # the Active Control Set (page 11h 206-234 has the page 10h 145-173 layout), so no stale staged
         # byte (e.g. 154-155, 160-161) is applied (CMIS 5.2 s8.9.4 ExplicitControl; the host practice the issue attributes to
         # SONiC's CMIS manager, not re-checked in its source here).
-        new_staged = self._compose_staged(old_active_block, target, dpcfg, adaptive)
+        new_staged = compose_staged(old_active_block, target, dpcfg, adaptive)
         try:
             self._run_apply(group, old_staged, new_staged, target, adaptive, method, pre_states)
         except DeviceError as exc:
@@ -553,7 +398,8 @@ class CmisModule(PrbsMixin, VdmMixin):
             if deinit:
                 self._release_deinit(group)
 
-    def _run_apply(self, group, old_staged, new_staged, target, adaptive, method: ApplyMethod, pre_states) -> None:
+    def _run_apply(self, group: list[int], old_staged: bytes, new_staged: bytes, target: EqCodes, adaptive: int,
+                   method: ApplyMethod, pre_states: dict[int, int]) -> None:
         self._write_block(0x10, M.SCS0_FIRST, old_staged, new_staged)
         self._trigger_and_wait(group, method)
         # DPState poll as FBOSS does (500 ms period, >= 10 s; CmisTiming)
@@ -571,7 +417,8 @@ class CmisModule(PrbsMixin, VdmMixin):
         if wrong:
             raise ModuleError(f"read-back of page 11h differs: {', '.join(wrong)}")
 
-    def _restore(self, group, old_staged, old_active, adaptive_active, dpcfg, method: ApplyMethod, pre_states) -> str:
+    def _restore(self, group: list[int], old_staged: bytes, old_active: EqCodes, adaptive_active: int, dpcfg: bytes,
+                 method: ApplyMethod, pre_states: dict[int, int]) -> str:
         """Best effort: put the previous active codes and Tx adaptive EQ state back (if they changed)
         and the staged set."""
         try:
@@ -582,9 +429,9 @@ class CmisModule(PrbsMixin, VdmMixin):
             now_active = {ln: self._decode_eq(block, M.ACTIVE_FIRST, ln, True) for ln in group}
             now_adapt = block[M.TX_ADAPTIVE_EN_ACTIVE.offset - M.ACTIVE_FIRST]
             cur_staged = self._eq_block(0x10, M.SCS0_FIRST, M.SCS0_LAST)
-            group_mask = sum(1 << (ln - 1) for ln in group)
+            group_mask = lane_mask(group)
             if now_active != old_active or (now_adapt ^ adaptive_active) & group_mask:
-                back = self._compose_staged(old_staged, old_active, dpcfg, adaptive_active)
+                back = compose_staged(old_staged, old_active, dpcfg, adaptive_active)
                 self._write_block(0x10, M.SCS0_FIRST, cur_staged, back)
                 self._trigger_and_wait(group, method)
                 cur_staged = back
@@ -606,13 +453,13 @@ class CmisModule(PrbsMixin, VdmMixin):
         return int.from_bytes(raw, "big", signed=True) / 256.0
 
 
-def open_module(resource: str, **kwargs) -> CmisModule:
+def open_module(resource: str, **kwargs: Any) -> CmisDriver:
     """Open a CMIS module by resource string: ``i2c:1@0x50``, ``optoe:/sys/.../eeprom``,
     ``ftdi://ftdi:232h/1``, ``emu:CHANNEL[?seed=1&settle_ms=0&fast=1&adaptive=0]``, ``net:HOST:PORT``
     (``adaptive=0``: an emulated module with fixed Tx input EQ on all lanes; default adaptive on).
 
     The module is probed (SFF-8024 identifier, paged memory, CMIS revision >= 4.0); keyword
-    arguments go to :class:`CmisModule` (``poll_timeout_s``, ``poll_interval_s``).
+    arguments go to :class:`CmisDriver` (``poll_timeout_s``, ``poll_interval_s``).
     """
     transport = open_transport(resource)
     regs = PagedRegisters(transport)
@@ -628,7 +475,12 @@ def open_module(resource: str, **kwargs) -> CmisModule:
         if chars >> 7 & 1:
             raise ModuleError(f"{resource}: the module has flat memory (no pages 01h/10h/11h), so its EQ "
                               "cannot be controlled")
-        return CmisModule(regs, resource=resource, **kwargs)
+        return CmisDriver(regs, resource=resource, **kwargs)
     except BaseException:
         transport.close()
         raise
+
+
+#: the old name of :class:`CmisDriver` (the contract every module object meets is
+#: :class:`eqtune.drivers.protocols.CmisModule`)
+CmisModule = CmisDriver

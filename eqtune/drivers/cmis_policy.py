@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 # Page 01h byte 144 MaxDurationDPInit (bits 3-0) / MaxDurationDPDeinit (bits 7-4) codes -> upper bound (s).
 # sonic-net/sonic-platform-common sonic_platform_base/sonic_xcvr/codes/public/cmis.py DP_PATH_TIMINGS
@@ -44,7 +45,7 @@ class ApplyMethod:
     def supported(self) -> bool:
         return bool(self.trigger)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "supported": self.supported}
 
 

@@ -6,14 +6,40 @@ Procedure and registers from FBOSS ``fboss/qsfp_service/module/cmis/CmisModule.c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar
+
 from eqtune.drivers import cmis_map as M
 from eqtune.drivers.measurement import BerCount
 from eqtune.errors import DeviceError, EqRangeError, ModuleError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from eqtune.drivers.cmis_policy import CmisTiming
+    from eqtune.drivers.cmis_types import EqCapabilities
+    from eqtune.drivers.transport import PagedRegisters, Transport
+
+_T = TypeVar("_T")
+
 
 class PrbsMixin:
     """Needs ``regs``, ``transport``, ``resource``, ``timing``, ``_settle_until``, ``capabilities()``
-    and ``_check_lane()`` of :class:`eqtune.drivers.cmis.CmisModule`."""
+    and ``_check_lane()`` of :class:`eqtune.drivers.cmis.CmisDriver`."""
+
+    if TYPE_CHECKING:  # provided by eqtune.drivers.cmis.CmisDriver
+        regs: PagedRegisters
+        transport: Transport
+        resource: str
+        timing: CmisTiming
+        _settle_until: float
+
+        def capabilities(self, refresh: bool = False) -> EqCapabilities: ...
+
+        def _check_lane(self, lane: int) -> None: ...
+
+        def _poll(self, what: str, check: Callable[[], _T | None], timeout_s: float | None = None,
+                  interval_s: float | None = None) -> _T: ...
 
     # ------------------------------------------------------------------ diagnostics (pages 13h/14h)
     def _select_diag(self, selector: int) -> None:
@@ -24,7 +50,7 @@ class PrbsMixin:
         self.regs.write(0x14, M.DIAG_SELECTOR.offset, bytes([selector]))
         self.transport.sleep(self.timing.diag_latch_s)
 
-    def _read_counters(self, lanes: list[int], reverse: bool = False) -> dict[int, tuple[int, int, float]]:
+    def _read_counters(self, lanes: Sequence[int], reverse: bool = False) -> dict[int, tuple[int, int, float]]:
         """(bits, errors) per lane from the host-side error counters, DiagnosticsSelector 02h (lanes
         1-4) / 03h (lanes 5-8), bytes 192-255: per lane a U64 bit count then a U64 error count.
         UNVERIFIED layout: no public host code reads these selectors (FBOSS reads 01h, the F16 BER)."""
@@ -42,7 +68,7 @@ class PrbsMixin:
                 out[ln] = (int.from_bytes(data[base:base + 8], "big"), int.from_bytes(data[base + 8:base + 16], "big"), t)
         return out
 
-    def _module_ber_f16(self, lanes: list[int]) -> dict[int, float]:
+    def _module_ber_f16(self, lanes: Sequence[int]) -> dict[int, float]:
         """The module's own BER per lane since the counter reset: DiagnosticsSelector 01h, 14h:192 +
         2 bytes per lane, F16 (FBOSS ``DiagnosticFeatureEncoding::BER``, ``HOST_BER``,
         ``QsfpModule::getBerFloatValue``): the confirmed encoding the unverified counters are checked
@@ -66,13 +92,13 @@ class PrbsMixin:
                               "this module lays out its counters differently: measure with an external BERT and "
                               "report the module's part number")
 
-    def _lost_lock(self, lanes: list[int]) -> list[int]:
+    def _lost_lock(self, lanes: Sequence[int]) -> list[int]:
         """Lanes whose host checker loss-of-lock latch (14h:138, bit set = lost lock; FBOSS getPrbsStats)
         is set; reading clears the latch (CMIS latched flags are clear-on-read)."""
         latch = self.regs.read(0x14, M.HOST_CHK_LOL_LATCH.offset, 1)[0]
         return [ln for ln in lanes if latch >> (ln - 1) & 1]
 
-    def module_ber(self, lanes: list[int], dwell_s: float) -> dict[int, BerCount]:
+    def module_ber(self, lanes: Sequence[int], dwell_s: float) -> dict[int, BerCount]:
         """Count PRBS31Q errors with the module's host-side checker (module Tx-input direction).
 
         The host must send PRBS31Q on those lanes. Procedure: wait out the settle time after the last

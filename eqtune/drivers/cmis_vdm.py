@@ -10,83 +10,23 @@ not advertise is None (never 0).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from eqtune.drivers import cmis_map as M
+from eqtune.drivers.cmis_types import VdmFlags, VdmLane, VdmThreshold
 from eqtune.errors import ModuleError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-@dataclass(frozen=True)
-class VdmThreshold:
-    """Alarm/warning thresholds of one observable, in its unit (sonic: 8 bytes per threshold set)."""
+    from eqtune.drivers.cmis_policy import CmisTiming
+    from eqtune.drivers.cmis_types import EqCapabilities
+    from eqtune.drivers.transport import PagedRegisters, Transport
 
-    high_alarm: float
-    low_alarm: float
-    high_warning: float
-    low_warning: float
+_T = TypeVar("_T")
 
-
-@dataclass(frozen=True)
-class VdmFlags:
-    """Latched threshold-crossing flags of one observable (sonic: 4 bits on page 2Ch)."""
-
-    high_alarm: bool
-    low_alarm: bool
-    high_warning: bool
-    low_warning: bool
-
-
-@dataclass(frozen=True)
-class VdmLane:
-    """VDM values of one lane (None: the module does not advertise that observable).
-
-    BER fields are pre-FEC bit error ratios (dimensionless); errored-frame fields are ratios of FEC
-    codewords with uncorrectable errors; ``ferc_*`` is the total accumulated errored-frame count
-    (FERC); eSNR and LTP (PAM4 level transition parameter) are in dB. ``host`` = host (electrical)
-    input of the module, ``media`` = media (optical) input. ``thresholds``/``flags`` are keyed by
-    the field name.
-    """
-
-    lane: int
-    prefec_ber_host_input: float | None = None
-    prefec_ber_min_host_input: float | None = None
-    prefec_ber_max_host_input: float | None = None
-    prefec_ber_avg_host_input: float | None = None
-    prefec_ber_media_input: float | None = None
-    prefec_ber_min_media_input: float | None = None
-    prefec_ber_max_media_input: float | None = None
-    prefec_ber_avg_media_input: float | None = None
-    errored_frames_host_input: float | None = None
-    errored_frames_min_host_input: float | None = None
-    errored_frames_max_host_input: float | None = None
-    errored_frames_avg_host_input: float | None = None
-    errored_frames_media_input: float | None = None
-    errored_frames_min_media_input: float | None = None
-    errored_frames_max_media_input: float | None = None
-    errored_frames_avg_media_input: float | None = None
-    ferc_total_host_input: float | None = None
-    ferc_total_media_input: float | None = None
-    esnr_host_input_db: float | None = None
-    esnr_media_input_db: float | None = None
-    ltp_host_input_db: float | None = None
-    ltp_media_input_db: float | None = None
-    thresholds: dict[str, VdmThreshold] = field(default_factory=dict)
-    flags: dict[str, VdmFlags] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> float | None:
-        """Mapping-style access (``lane_vdm["prefec_ber_host_input"]``), for older callers."""
-        return getattr(self, name)
-
-    def get(self, name: str, default=None):
-        value = getattr(self, name, None)
-        return default if value is None else value
-
-    def advertised(self) -> dict[str, float]:
-        """The observables the module advertises for this lane: name -> value."""
-        return {k: v for k, v in asdict(self).items() if k not in ("lane", "thresholds", "flags") and v is not None}
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+__all__ = ["VdmFlags", "VdmLane", "VdmMixin", "VdmThreshold", "decode", "parse_group", "to_lanes"]
 
 
 def decode(raw: int, fmt: str, scale: float) -> float:
@@ -95,7 +35,7 @@ def decode(raw: int, fmt: str, scale: float) -> float:
 
 
 def parse_group(desc: bytes, samples: bytes, thresholds: bytes, flags: bytes, want: set[int],
-                out: dict[int, dict]) -> None:
+                out: dict[int, dict[str, Any]]) -> None:
     """Fill ``out[lane]`` (field -> value, plus "thresholds"/"flags") from one VDM group's pages."""
     for i in range(64):
         lane, typ, tset = (desc[2 * i] & 0xF) + 1, desc[2 * i + 1], desc[2 * i] >> 4
@@ -112,16 +52,30 @@ def parse_group(desc: bytes, samples: bytes, thresholds: bytes, flags: bytes, wa
         row["flags"][name] = VdmFlags(*(bool(nib >> b & 1) for b in range(4)))
 
 
-def to_lanes(out: dict[int, dict]) -> dict[int, VdmLane]:
+def to_lanes(out: dict[int, dict[str, Any]]) -> dict[int, VdmLane]:
     return {lane: VdmLane(lane=lane, **row) for lane, row in sorted(out.items())}
 
 
 class VdmMixin:
-    """:meth:`vdm` for :class:`eqtune.drivers.cmis.CmisModule` (needs ``regs``, ``transport``,
+    """:meth:`vdm` for :class:`eqtune.drivers.cmis.CmisDriver` (needs ``regs``, ``transport``,
     ``resource``, ``timing``, ``capabilities()`` and ``_poll()``)."""
 
+    if TYPE_CHECKING:  # provided by eqtune.drivers.cmis.CmisDriver
+        regs: PagedRegisters
+        transport: Transport
+        resource: str
+        timing: CmisTiming
+        _settle_until: float
+
+        def capabilities(self, refresh: bool = False) -> EqCapabilities: ...
+
+        def _check_lane(self, lane: int) -> None: ...
+
+        def _poll(self, what: str, check: Callable[[], _T | None], timeout_s: float | None = None,
+                  interval_s: float | None = None) -> _T: ...
+
     # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
-    def vdm(self, lanes: list[int] | None = None, *, freeze: bool = True) -> dict[int, VdmLane]:
+    def vdm(self, lanes: Sequence[int] | None = None, *, freeze: bool = True) -> dict[int, VdmLane]:
         """Versatile Diagnostics Monitoring per lane: a :class:`~eqtune.drivers.cmis_vdm.VdmLane` with
         pre-FEC BER current/min/max/avg, errored frames, FERC, eSNR and LTP (host and media inputs),
         thresholds and flags; fields the module does not advertise are None (never 0).
@@ -135,10 +89,10 @@ class VdmMixin:
         want = set(lanes) if lanes else set(range(1, caps.lanes + 1))
         groups = self.regs.read_scalar(M.VDM_GROUPS) + 1
 
-        def status_bit(bit: int):
+        def status_bit(bit: int) -> bool | None:
             return True if self.regs.read(0x2F, M.VDM_STATUS.offset, 1)[0] >> bit & 1 else None
 
-        out: dict[int, dict] = {}
+        out: dict[int, dict[str, Any]] = {}
         if freeze:
             self.regs.write(0x2F, M.VDM_CONTROL.offset, bytes([M.VDM_FREEZE_REQUEST]))
         try:

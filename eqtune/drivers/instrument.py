@@ -16,10 +16,11 @@ import csv
 import math
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from eqtune.drivers.definition import Definition, Property, Step, find_definition, load_definitions, match_idn
-from eqtune.drivers.measurement import BerCount
+from eqtune.drivers.measurement import BerCount, EyeMeasurement
+from eqtune.drivers.protocols import ScpiTransport
 from eqtune.errors import ConfigError, EqRangeError, InputError, InstrumentError
 
 # SCPI-1999 Vol. 1, 7.2.1.5: 9.91E37 is "not a number" (no measurement available)
@@ -86,7 +87,7 @@ class ReplayTransport:
 class Instrument:
     """A lab instrument driven by a declarative definition over a transport."""
 
-    def __init__(self, definition: Definition, transport: Any, *, idn: str = "",
+    def __init__(self, definition: Definition, transport: ScpiTransport, *, idn: str = "",
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.definition = definition
         self.transport = transport
@@ -321,7 +322,7 @@ class Instrument:
                                   "the counters are inconsistent - check the detector settings")
         return make_ber_count(bits_i, err_i, float(dwell_s))
 
-    def measure_eye(self, lane: int, dwell_s: float = 0.0, **params: Any) -> dict[str, Any]:
+    def measure_eye(self, lane: int, dwell_s: float = 0.0, **params: Any) -> EyeMeasurement:
         """Eye metrics of ``lane``: ``eye_height_mv`` (list), ``eye_height_min_mv``, ``eye_width_ps``, ``tdecq_db``."""
         if self.kind != "scope":
             raise InputError(f"{self._who()} is a {self.kind}, not a scope")
@@ -345,7 +346,7 @@ class Instrument:
             out["eye_height_min_mv"] = min(vals) if len(vals) == len(eh) and vals else None
         elif isinstance(eh, int | float):
             out["eye_height_min_mv"] = eh
-        return out
+        return cast(EyeMeasurement, out)
 
     def close(self) -> None:
         self.transport.close()
@@ -360,7 +361,7 @@ class Instrument:
         return f"Instrument({self.name!r}, {self.resource!r})"
 
 
-def identify(transport: Any) -> str:
+def identify(transport: ScpiTransport) -> str:
     """``*IDN?`` (IEEE 488.2 10.14; a pure query, safe to retry)."""
     idn = transport.query("*IDN?", retry=True).strip()
     if not idn:
@@ -375,7 +376,7 @@ def open_instrument(
     *,
     timeout_ms: int | None = None,
     open_timeout_ms: int = 3000,
-    transport: Any = None,
+    transport: ScpiTransport | None = None,
     definitions: list[Definition] | None = None,
     backend: str = "@py",
 ) -> Instrument:

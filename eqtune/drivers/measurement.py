@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 
 def poisson_upper(errors: int, confidence: float = 0.95) -> float:
@@ -72,7 +73,7 @@ class BerCount:
     def __add__(self, other: BerCount) -> BerCount:
         return BerCount(self.bits + other.bits, self.errors + other.errors, self.dwell_s + other.dwell_s)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         ber = self.ber
         up = self.ber_upper95
         return {
@@ -82,3 +83,19 @@ class BerCount:
             "ber_upper95": None if math.isinf(up) else up,
             "dwell_s": float(self.dwell_s),
         }
+
+
+class EyeMeasurement(TypedDict, total=False):
+    """What a scope's ``measure_eye`` returns (keys present when the instrument measured them).
+
+    ``eye_height_mv``: per eye (PAM4: 3, bottom to top; None = not measured) or one value, mV;
+    ``eye_height_min_mv`` the smallest (None when any eye is missing); ``eye_width_ps`` (ps) or
+    ``eye_width_ui`` (UI); ``tdecq_db`` (dB, IEEE 802.3 clause 121.8.5)."""
+
+    lane: int
+    instrument: str
+    eye_height_mv: list[float | None] | float | None
+    eye_height_min_mv: float | None
+    eye_width_ps: float | None
+    eye_width_ui: float | None
+    tdecq_db: float | None

@@ -19,6 +19,7 @@ cannot disturb each other's page selection.
 
 from __future__ import annotations
 
+import io
 import socket
 import time
 
@@ -41,7 +42,7 @@ class NetTransport(Transport):
         self.retries = retries
         self.resource = f"net:{host}:{port}"
         self._sock: socket.socket | None = None
-        self._rfile = None
+        self._rfile: io.BufferedReader | None = None
         self._virtual = False
         self._connect()
         hello = self._request("HELLO")

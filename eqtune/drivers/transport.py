@@ -23,6 +23,7 @@ Resource strings (see :func:`parse_resource`)::
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -132,7 +133,7 @@ class SMBusTransport(Transport):
                 pass
 
     def _fault(self, what: str, exc: Exception) -> TransportError:
-        errno = getattr(exc, "errno", None)
+        errno: int = getattr(exc, "errno", None) or -1
         hint = {
             6: "no device answered (NACK): check the module is seated and powered and the address",
             121: "no acknowledge (NACK): check the module is seated and powered and the address",
@@ -194,13 +195,9 @@ class OptoeTransport(Transport):
         self.retries = retries
         self.resource = f"optoe:{path}"
         try:
-            import os
-
             self._fd = os.open(path, os.O_RDWR)
         except PermissionError:
             try:
-                import os
-
                 self._fd = os.open(path, os.O_RDONLY)
             except OSError as exc:
                 raise self._open_error(exc) from exc
@@ -219,8 +216,6 @@ class OptoeTransport(Transport):
         return offset if offset < 128 else page * 128 + offset
 
     def _pread(self, pos: int, n: int) -> bytes:
-        import os
-
         try:
             data = os.pread(self._fd, n, pos)
         except OSError as exc:
@@ -236,8 +231,6 @@ class OptoeTransport(Transport):
         return data
 
     def _pwrite(self, pos: int, data: bytes) -> None:
-        import os
-
         try:
             written = os.pwrite(self._fd, bytes(data), pos)
         except OSError as exc:
@@ -275,10 +268,9 @@ class OptoeTransport(Transport):
         self._pwrite(self.linear(page, offset), data)
 
     def close(self) -> None:
-        fd, self._fd = getattr(self, "_fd", None), None
-        if fd is not None:
-            import os
-
+        fd: int | None = getattr(self, "_fd", None)
+        self._fd = -1  # closed
+        if fd is not None and fd >= 0:
             os.close(fd)
 
 

@@ -9,8 +9,9 @@ are retried, once, after draining any late reply so the answers cannot shift by 
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol
+from typing import Any
 
+from eqtune.drivers.protocols import ScpiTransport
 from eqtune.errors import InputError, InstrumentError
 
 DEFAULT_BACKEND = "@py"
@@ -21,16 +22,8 @@ _RM_LOCK = threading.Lock()
 _RMS: dict[str, Any] = {}
 
 
-class Transport(Protocol):
-    """What an :class:`~eqtune.drivers.instrument.Instrument` needs from an I/O channel."""
-
-    resource: str
-
-    def write(self, command: str) -> None: ...
-
-    def query(self, command: str, *, retry: bool = False) -> str: ...
-
-    def close(self) -> None: ...
+#: what an :class:`~eqtune.drivers.instrument.Instrument` needs from an I/O channel (the old name)
+Transport = ScpiTransport
 
 
 def resource_manager(backend: str = DEFAULT_BACKEND) -> Any:
