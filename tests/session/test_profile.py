@@ -8,13 +8,13 @@ import pytest
 from eqtune.errors import ProfileError
 from eqtune.session.profile import Profile, canonical_json, content_digest
 from eqtune.session.push import push_profile
-from tests.session.fakes import FakeModule, Identity
+from tests.session.fakes import FakeModule, fake_identity
 
 
 def make_profile(**kw) -> Profile:
     lanes = kw.pop("lanes", {1: {"rx_pre": 2, "rx_post": 4, "rx_amp": 3, "tx_eq": 6},
                              2: {"rx_pre": 1, "rx_post": 5, "rx_amp": 3, "tx_eq": 7}})
-    return Profile.from_identity(Identity(), lanes, channel="c2m-10in", session="s1",
+    return Profile.from_identity(fake_identity(), lanes, channel="c2m-10in", session="s1",
                                  link={"site": "Lab \u00e9"}, margins={1: {"baseline": 4.0, "tuned": 9.5}}, **kw)
 
 
@@ -58,10 +58,10 @@ def test_every_single_byte_change_is_refused_before_any_write(tmp_path):
 def test_wrong_pn_and_out_of_range_refused_before_any_write(tmp_path):
     mod = FakeModule()
     before = {ln: mod.active_eq(ln) for ln in (1, 2)}
-    other = Profile.from_identity(Identity(pn="OTHER-PN"), {1: {"tx_eq": 5}})
+    other = Profile.from_identity(fake_identity(pn="OTHER-PN"), {1: {"tx_eq": 5}})
     rep = push_profile(other, [mod])
     assert rep.results[0].status == "refused" and "PN" in rep.results[0].message and mod.writes == 0
-    pinned = Profile.from_identity(Identity(sn="SN9999"), {1: {"tx_eq": 5}}, pin_serial=True)
+    pinned = Profile.from_identity(fake_identity(sn="SN9999"), {1: {"tx_eq": 5}}, pin_serial=True)
     assert push_profile(pinned, [mod]).results[0].status == "refused"
     big = make_profile(lanes={1: {"tx_eq": 12}})  # tx_eq_max is 10
     r = push_profile(big, [mod]).results[0]
