@@ -9,7 +9,9 @@ written to the module (the VDM read is taken without a freeze request).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
+from eqtune.drivers.protocols import CmisModule
 from eqtune.errors import ModuleError
 from eqtune.serdes.knobs import MODULE_KNOBS
 
@@ -17,20 +19,20 @@ from eqtune.serdes.knobs import MODULE_KNOBS
 @dataclass
 class DoctorReport:
     resource: str
-    identity: dict
-    capabilities: dict
-    apply: dict
+    identity: dict[str, Any]
+    capabilities: dict[str, Any]
+    apply: dict[str, Any]
     prbs_ber: bool
     vdm: bool
     vdm_observables: list[str] = field(default_factory=list)
     cannot: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def diagnose(mod) -> DoctorReport:
-    """Build the report for an open :class:`~eqtune.drivers.cmis.CmisModule` (reads only)."""
+def diagnose(mod: CmisModule) -> DoctorReport:
+    """Build the report for an open module (:class:`~eqtune.drivers.protocols.CmisModule`; reads only)."""
     ident = mod.identity()
     caps = mod.capabilities()
     cannot: list[str] = []

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eqtune.errors import EqRangeError, EqtuneError, ModuleError, ProfileError
 from eqtune.serdes.knobs import TX_EQ
 from eqtune.session.profile import Profile
+
+if TYPE_CHECKING:
+    from eqtune.drivers.protocols import CmisModule
 
 # statuses
 APPLIED = "applied"  # the module holds the profile's codes, read back and verified
@@ -137,7 +140,7 @@ def _ident_dict(identity: Any) -> dict[str, Any]:
     return dict(vars(identity))
 
 
-def _read_codes(module: Any, lanes: Iterable[int], knobs: dict[int, Sequence[str]]) -> dict[int, dict[str, int]]:
+def _read_codes(module: CmisModule, lanes: Iterable[int], knobs: Mapping[int, Sequence[str]]) -> dict[int, dict[str, int]]:
     out = {}
     for lane in lanes:
         active = module.active_eq(lane)
@@ -145,7 +148,7 @@ def _read_codes(module: Any, lanes: Iterable[int], knobs: dict[int, Sequence[str
     return out
 
 
-def _adaptive_on(module: Any, target: dict[int, dict[str, int]]) -> list[int]:
+def _adaptive_on(module: CmisModule, target: dict[int, dict[str, int]]) -> list[int]:
     """Lanes whose tx_eq ``target`` sets and whose Tx input adaptive EQ is on (writing a fixed tx_eq
     switches it off), where the driver can tell."""
     fn = getattr(module, "tx_adaptive_enabled", None)
@@ -155,14 +158,14 @@ def _adaptive_on(module: Any, target: dict[int, dict[str, int]]) -> list[int]:
     return sorted(ln for ln, c in target.items() if TX_EQ in c and on.get(ln))
 
 
-def _adaptive_holds(module: Any, lanes: Sequence[int]) -> bool:
+def _adaptive_holds(module: CmisModule, lanes: Sequence[int]) -> bool:
     if not lanes:
         return True
     on = module.tx_adaptive_enabled()
     return all(on.get(ln) for ln in lanes)
 
 
-def check_capabilities(profile: Profile, module: Any) -> None:
+def check_capabilities(profile: Profile, module: CmisModule) -> None:
     """Every profile lane and code within what the module advertises (no I/O beyond page 01h)."""
     caps = module.capabilities()
     allowed = caps.knob_values()
@@ -183,7 +186,7 @@ def check_capabilities(profile: Profile, module: Any) -> None:
 
 def push_to_module(
     profile: Profile,
-    module: Any,
+    module: CmisModule,
     *,
     resource: str | None = None,
     dry_run: bool = False,
@@ -277,7 +280,7 @@ class _RestoreState:
     error: str = ""
 
 
-def _read_all(module: Any) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
+def _read_all(module: CmisModule) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
     """Every lane's active codes and Tx input adaptive EQ state (empty when the driver cannot tell)."""
     fn = getattr(module, "active_eq_all", None)
     if callable(fn):
@@ -290,7 +293,7 @@ def _read_all(module: Any) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
     return codes, adaptive
 
 
-def _read_all_stable(module: Any, attempts: int = 4) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
+def _read_all_stable(module: CmisModule, attempts: int = 4) -> tuple[dict[int, dict[str, int]], dict[int, bool]]:
     """:func:`_read_all` until two consecutive reads agree; ModuleError when they never do."""
     prev = _read_all(module)
     for _ in range(attempts):
@@ -302,7 +305,7 @@ def _read_all_stable(module: Any, attempts: int = 4) -> tuple[dict[int, dict[str
                       "attempt (corrupted reads); check the cable/adapter and retry")
 
 
-def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
+def _restore(module: CmisModule, res: PushResult, knobs: Mapping[int, Sequence[str]],
              time_limit_s: float = RESTORE_TIME_LIMIT_S,
              sleep: Callable[[float], None] = time.sleep) -> tuple[str, dict[int, dict[str, int]] | None, str]:
     """Make the module hold its state from before the push again (``res.snapshot``: the codes of every
@@ -332,17 +335,17 @@ def _restore(module: Any, res: PushResult, knobs: dict[int, Sequence[str]],
     return UNKNOWN, _profile_view(st.codes, knobs) if st.codes is not None else None, _left_text(res, st)
 
 
-def _restore_step(module: Any, res: PushResult, st: _RestoreState) -> str:
+def _restore_step(module: CmisModule, res: PushResult, st: _RestoreState) -> str:
     """One attempt: write back the codes of lanes that differ, then the adaptive EQ state."""
     err = ""
     if st.codes is None or any(st.codes.get(ln) != c for ln, c in res.snapshot.items()):
         # only the knobs that differ: writing an unchanged tx_eq would switch adaptive EQ off needlessly
         now_codes = st.codes or {}
-        lanes = {ln: {k: v for k, v in c.items() if st.codes is None or now_codes.get(ln, {}).get(k) != v}
-                 for ln, c in res.snapshot.items()}
+        changed = {ln: {k: v for k, v in c.items() if st.codes is None or now_codes.get(ln, {}).get(k) != v}
+                   for ln, c in res.snapshot.items()}
         try:
             res.writes += 1
-            module.apply_eq({ln: c for ln, c in lanes.items() if c})
+            module.apply_eq({ln: c for ln, c in changed.items() if c})
         except Exception as exc:  # noqa: BLE001 - reported if it never succeeds
             err = _short(exc)
     now = None
@@ -376,13 +379,13 @@ def _restored(res: PushResult, st: _RestoreState) -> bool:
             and all(st.adaptive.get(ln) == want for ln, want in res.snapshot_adaptive.items()))
 
 
-def _profile_view(codes: dict[int, dict[str, int]] | None, knobs: dict[int, Sequence[str]]) -> dict[int, dict[str, int]] | None:
+def _profile_view(codes: dict[int, dict[str, int]] | None, knobs: Mapping[int, Sequence[str]]) -> dict[int, dict[str, int]] | None:
     if codes is None:
         return None
     return {ln: {k: codes.get(ln, {})[k] for k in ks if k in codes.get(ln, {})} for ln, ks in knobs.items()}
 
 
-def _read_state(module: Any) -> _RestoreState:
+def _read_state(module: CmisModule) -> _RestoreState:
     st = _RestoreState()
     try:
         st.codes, st.adaptive = _read_all_stable(module, attempts=2)
@@ -449,11 +452,11 @@ def _diff(old: dict[int, dict[str, int]], new: dict[int, dict[str, int]]) -> str
 
 def push_profile(
     profile: Profile | str,
-    modules: Sequence[str | Any],
+    modules: Sequence[str | CmisModule],
     *,
     dry_run: bool = False,
     force_identity: bool = False,
-    opener: Callable[[str], Any] | None = None,
+    opener: Callable[[str], CmisModule] | None = None,
     on_result: Callable[[PushResult], None] | None = None,
     jobs: int = 1,
     restore_time_s: float = RESTORE_TIME_LIMIT_S,
@@ -472,12 +475,12 @@ def push_profile(
     if not modules:
         raise ProfileError("no modules to push to: give at least one --module RESOURCE")
     if opener is None:
-        def opener(resource: str) -> Any:
+        def opener(resource: str) -> CmisModule:
             from eqtune.drivers.cmis import open_module
 
             return open_module(resource)
 
-    def one(item: str | Any) -> PushResult:
+    def one(item: str | CmisModule) -> PushResult:
         if isinstance(item, str):
             t0 = time.perf_counter()
             mod = None
@@ -514,7 +517,7 @@ def push_profile(
     return PushReport(profile.digest, results, dry_run=dry_run)
 
 
-def verify_module(profile: Profile, module: Any, *, force_identity: bool = False) -> dict[str, Any]:
+def verify_module(profile: Profile, module: CmisModule, *, force_identity: bool = False) -> dict[str, Any]:
     """Read-only check: does the profile fit the module, and does the module hold its codes?"""
     ident = _ident_dict(module.identity())
     mism = profile.identity_mismatches(ident)

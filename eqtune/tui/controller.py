@@ -20,10 +20,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eqtune.errors import InputError, SessionError
 from eqtune.serdes.knobs import LIVE_METRICS
+
+if TYPE_CHECKING:
+    from eqtune.drivers.protocols import CmisModule
 
 STEPS = ("session", "devices", "link", "baseline", "tune", "verify", "save", "report")
 EMULATED_MODULE = "emu:c2m-10in"
@@ -83,7 +86,7 @@ class SessionController:
         self.module_resource: str = EMULATED_MODULE
         self.instrument_resource: str | None = None  # None: the module's own PRBS checker
         self.lanes: list[int] = [1]
-        self.module: Any = None
+        self.module: CmisModule | None = None
         self.identity: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.doctor: dict[str, Any] = {}  # eqtune.drivers.cmis_doctor report of the connected module
@@ -164,6 +167,7 @@ class SessionController:
 
     def _read_identity(self) -> None:
         """Identity (page 00h), capabilities (01h) and every lane's active codes (11h) for the Devices screen."""
+        assert self.module is not None  # connect_module opened it
         self.identity = self.module.identity().to_dict()
         self.capabilities = self.module.capabilities().to_dict()
         try:
@@ -369,7 +373,7 @@ class SessionController:
             return {}
         return {"opener": self._opener}
 
-    def _open(self, resource: str) -> Any:
+    def _open(self, resource: str) -> CmisModule:
         if self._opener is not None:
             return self._opener(resource)
         from eqtune.drivers.cmis import open_module

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eqtune.emulate.link import (
     EmulatedLink,
@@ -24,6 +24,10 @@ from eqtune.emulate.link import (
     channel_loss_vs_temperature,
     surrogate_quality,
 )
+
+if TYPE_CHECKING:
+    from eqtune.emulate.bridge import NetBridgeServer
+    from eqtune.emulate.module import EmulatedModule
 
 
 @dataclass
@@ -60,8 +64,8 @@ class EmulatedFleet:
 
         self.spec = spec
         self.links: list[EmulatedLink] = []
-        self.modules: list[Any] = []
-        self.servers: list[Any] = []
+        self.modules: list[EmulatedModule] = []
+        self.servers: list[NetBridgeServer] = []
         loss_vs_t = channel_loss_vs_temperature(spec.channel)
         base_loss = _nyquist_loss(spec.channel)
         offsets = {pair: spec.planted_offset_db for pair in [*spec.planted, *spec.stable_marginal]}

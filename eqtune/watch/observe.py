@@ -12,8 +12,13 @@ C2M electrical link eqtune tunes) keep the plain name; media-side ones get ``_me
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eqtune.drivers.cmis_types import VdmLane
+    from eqtune.drivers.protocols import CmisModule
 
 #: the watch's observables (units in the name); None in a sample = not advertised by the module
 OBSERVABLES = ("prefec_ber", "prefec_ber_min", "prefec_ber_max", "prefec_ber_avg", "esnr_db", "ltp_db",
@@ -50,7 +55,7 @@ def observable_for(vdm_name: str) -> str | None:
     return base + ("_media" if media else "")
 
 
-def adapt_vdm(raw: dict[int, dict[str, Any]] | None, lanes: list[int]) -> dict[int, dict[str, float | None]]:
+def adapt_vdm(raw: Mapping[int, VdmLane | Mapping[str, Any]] | None, lanes: list[int]) -> dict[int, dict[str, float | None]]:
     """``{lane: {observable: value or None}}`` for every lane and observable in ``ALL_OBSERVABLES``
     (None = not advertised: missing from the driver's answer or given as None)."""
     out: dict[int, dict[str, float | None]] = {}
@@ -100,7 +105,7 @@ class ModuleSample:
                           for lane, vals in self.lanes.items()}}
 
 
-def lanes_of(module: Any, lanes: list[int] | None) -> list[int]:
+def lanes_of(module: CmisModule, lanes: list[int] | None) -> list[int]:
     if lanes:
         return list(lanes)
     try:
@@ -109,7 +114,7 @@ def lanes_of(module: Any, lanes: list[int] | None) -> list[int]:
         return list(range(1, 9))
 
 
-def read_module(module: Any, resource: str, lanes: list[int] | None = None, *,
+def read_module(module: CmisModule, resource: str, lanes: list[int] | None = None, *,
                 clock: Any = time.time) -> ModuleSample:
     """Poll one open module: temperature (``module.temperature_c()`` when the driver has it) and
     VDM (``module.vdm(lanes)``, which freezes and unfreezes the samples itself). Device errors become

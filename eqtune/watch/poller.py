@@ -9,13 +9,16 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from eqtune.watch.detect import DetectConfig, Finding, assess_lane, suggest_action
 from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
+
+if TYPE_CHECKING:
+    from eqtune.drivers.protocols import CmisModule
 
 
 class LaneHistory:
@@ -122,7 +125,7 @@ class Watcher:
     def __init__(self, targets: list[WatchTarget], *, interval_s: float = 1.0, store: Any = None,
                  exporter: Any = None, cfg: DetectConfig | None = None,
                  on_interval: Callable[[IntervalReport], None] | None = None,
-                 opener: Callable[[str], Any] | None = None, workers: int | None = None,
+                 opener: Callable[[str], CmisModule] | None = None, workers: int | None = None,
                  clock: Callable[[], float] = time.time,
                  on_module: Callable[[ModuleSample], None] | None = None) -> None:
         if not targets:
@@ -146,7 +149,7 @@ class Watcher:
         self.opener = opener
         self.clock = clock
         self.on_module = on_module
-        self.modules: dict[str, Any] = {}
+        self.modules: dict[str, CmisModule] = {}
         self.history: dict[tuple[str, int], LaneHistory] = {}
         self.raised: set[tuple[str, int, str]] = set()
         self.interval = 0
