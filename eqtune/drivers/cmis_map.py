@@ -21,6 +21,7 @@ Address conventions
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
@@ -299,8 +300,6 @@ def f16_encode(value: float) -> int:
     """Inverse of :func:`f16_decode` (largest mantissa <= 2047 that fits)."""
     if value <= 0:
         return 0
-    import math
-
     e = max(0, min(31, math.floor(math.log10(value / 2047.0)) + 1 + 24))
     m = int(round(value / 10.0 ** (e - 24)))
     while m > 2047 and e < 31:

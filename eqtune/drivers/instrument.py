@@ -21,6 +21,7 @@ from typing import Any, cast
 from eqtune.drivers.definition import Definition, Property, Step, find_definition, load_definitions, match_idn
 from eqtune.drivers.measurement import BerCount, EyeMeasurement
 from eqtune.drivers.protocols import ScpiTransport
+from eqtune.drivers.visa import VisaTransport
 from eqtune.errors import ConfigError, EqRangeError, InputError, InstrumentError
 
 # SCPI-1999 Vol. 1, 7.2.1.5: 9.91E37 is "not a number" (no measurement available)
@@ -389,8 +390,6 @@ def open_instrument(
     if isinstance(definition, str):
         definition = find_definition(definition)
     if transport is None:
-        from eqtune.drivers.visa import VisaTransport
-
         tmo = timeout_ms or (definition.timeout_ms if definition is not None else 5000)
         transport = VisaTransport(resource, timeout_ms=tmo, open_timeout_ms=open_timeout_ms, backend=backend)
     try:

@@ -15,7 +15,7 @@ register transport must offer (:class:`typing.Protocol`, structural: nobody inhe
   CMIS module emulator :class:`eqtune.emulate.module.EmulatedModule` (what ``emu:`` resources and
   ``eqtune emulate`` serve).
 
-Conformance is checked twice: statically by mypy on :mod:`eqtune.drivers._protocol_check`, and at
+Conformance is checked twice: statically by mypy on ``tests/typecheck/protocol_conformance.py``, and at
 run time by ``tests/drivers/test_protocols.py`` (every member present with a compatible signature).
 Units: ``dwell_s`` in s, codes are CMIS integer codes, lanes are 1-based.
 """

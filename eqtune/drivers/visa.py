@@ -8,6 +8,7 @@ are retried, once, after draining any late reply so the answers cannot shift by 
 
 from __future__ import annotations
 
+import socket
 import threading
 from typing import Any
 
@@ -116,8 +117,6 @@ class VisaTransport:
         peer's delayed ACK would hold e.g. a gate-start back by 40-200 ms and shorten the dwell).
         pyvisa does not expose VI_ATTR_TCPIP_NODELAY for ::SOCKET resources, so set it on
         pyvisa-py's socket; best effort (other backends keep their defaults)."""
-        import socket
-
         try:
             sess = self._res.visalib.sessions[self._res.session]
             sess.interface.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -132,8 +131,6 @@ class VisaTransport:
 
     def _peer_closed(self) -> bool:
         """True when the raw socket's peer has closed the connection (pyvisa-py keeps waiting otherwise)."""
-        import socket
-
         try:
             sock = self._res.visalib.sessions[self._res.session].interface
             data = sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)

@@ -8,11 +8,15 @@ selection.
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import socketserver
 import threading
+import warnings
 
 from eqtune.drivers.netbridge import MAX_LINE, PROTOCOL
+from eqtune.drivers.protocols import TwoWireTarget
+from eqtune.emulate.bus import EmuNack, EmuTimeout, VirtualClock
 from eqtune.errors import TransportError
 
 
@@ -52,8 +56,6 @@ class _TCPServer(socketserver.ThreadingTCPServer):
 
 def is_loopback(host: str) -> bool:
     """True when ``host`` (name or address) resolves only to loopback addresses (127/8, ::1)."""
-    import ipaddress
-
     h = host.strip().strip("[]")
     if h.lower() == "localhost":
         return True
@@ -81,13 +83,11 @@ class NetBridgeServer:
     No authentication: any client can write any register. Bind to 127.0.0.1 (the default); a
     non-loopback ``host`` issues a :class:`UserWarning` (``eqtune emulate --host`` prints it)."""
 
-    def __init__(self, module, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, module: TwoWireTarget, host: str = "127.0.0.1", port: int = 0) -> None:
         self.module = module
         self.host = host
         self.port = port
         if not is_loopback(host):
-            import warnings
-
             warnings.warn(NON_LOOPBACK_WARNING.format(host=host), UserWarning, stacklevel=2)
         self._lock = threading.Lock()
         self._server: _TCPServer | None = None
@@ -136,8 +136,6 @@ class NetBridgeServer:
 
     # ------------------------------------------------------------------ protocol
     def handle_line(self, line: str) -> str:
-        from eqtune.emulate.module import EmuNack, EmuTimeout
-
         parts = line.split()
         if not parts:
             return "ERR BADREQ empty request"
@@ -173,8 +171,6 @@ class NetBridgeServer:
                 if cmd == "CLOCK" and not args:
                     return f"OK {mod.clock():.9f}"
                 if cmd == "SLEEP" and len(args) == 1:
-                    from eqtune.emulate.module import VirtualClock
-
                     if isinstance(mod.clock, VirtualClock):
                         mod.clock.sleep(float(args[0]))
                     return "OK"

@@ -36,8 +36,9 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time as _time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -117,8 +118,6 @@ def surrogate_quality(loss_db: float, tx_eq_max: int = 10, noise_mv: float = 5.5
 def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndarray,
                         host_tx: Mapping[str, float] | None = None) -> tuple[QualityModel, Any, dict]:
     """Quality model from the eye engine; raises ImportError/Exception when unavailable."""
-    from dataclasses import replace
-
     from eqtune.eye import EyeEngine  # noqa: F401 - availability probe
     from eqtune.eye.host_tx import pick_host_tx
 
@@ -337,8 +336,6 @@ class EmulatedLink:
         in seconds). Every lane gets the channel's extra loss at that temperature (``loss_vs_t``,
         default :func:`channel_loss_vs_temperature` of the link's channel; 0 dB/C when the channel
         model cannot be loaded) plus ``lane_tempco_db_per_c[lane] * (T - ref_c)`` (planted weak lanes)."""
-        import time as _time
-
         if isinstance(profile, str):
             profile = ThermalProfile.parse(profile)
         clock = clock or _time.monotonic
@@ -376,8 +373,6 @@ class EmulatedLink:
         mean of the BER then and now (trapezoid: the BER follows the temperature), Poisson-noised
         unless ``noise=False``; uncorrectable codewords at the codeword error ratio of independent
         symbol errors (``eqtune.eye.fec``; the module's host-input DSP taps are unknown)."""
-        import time as _time
-
         from eqtune.eye.fec import fec_analysis
 
         self._check_lane(lane)

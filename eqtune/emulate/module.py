@@ -38,83 +38,24 @@ tests and fast demos: the driver sleeps through the transport, which advances th
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg, load_table
-from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode  # noqa: F401 (re-export)
-from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
+import numpy as np
 
-T = load_table()
-_DP = T.codes["dp"]
-_CS = T.codes["config"]
+from eqtune.emulate.bus import EmuNack, EmuTimeout, RealClock, VirtualClock
+from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg
+from eqtune.emulate.datapath import EQ_REGS, ConfigStatus, DataPathMixin, DPState, T
+from eqtune.emulate.link import EmulatedLink
+from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode
+from eqtune.emulate.vdm import VdmModel
+from eqtune.errors import InputError
 
-
-class DPState:
-    """DPState codes from the emulator table ([codes].dp)."""
-
-    DEACTIVATED = _DP["deactivated"]
-    INIT = _DP["init"]
-    DEINIT = _DP["deinit"]
-    ACTIVATED = _DP["activated"]
-    INITIALIZED = _DP["initialized"]
-
-
-class ConfigStatus:
-    """ConfigStatus codes from the emulator table ([codes].config)."""
-
-    UNDEFINED = _CS["undefined"]
-    SUCCESS = _CS["success"]
-    REJECTED = _CS["rejected"]
-    REJECTED_INVALID_APPSEL = _CS["invalid_appsel"]
-    REJECTED_INVALID_SI = _CS["invalid_si"]
-    REJECTED_PARTIAL_DATA_PATH = _CS["partial_data_path"]
-    IN_PROGRESS = _CS["in_progress"]
-
-
-# knob -> (staged field, active field), from the table
-EQ_REGS: dict[str, tuple[Reg, Reg]] = {
-    RX_PRE: (T.RxPreCursor, T.ActiveRxPreCursor),
-    RX_POST: (T.RxPostCursor, T.ActiveRxPostCursor),
-    RX_AMP: (T.RxAmplitude, T.ActiveRxAmplitude),
-    TX_EQ: (T.FixedInputEqTx, T.ActiveFixedInputEqTx),
-}
-
-
-class EmuNack(OSError):
-    """The emulated module did not acknowledge the transaction."""
-
-
-class EmuTimeout(TimeoutError):
-    """The emulated transaction timed out (clock stretched / no answer)."""
-
-
-class RealClock:
-    def __call__(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            time.sleep(seconds)
-
-
-class VirtualClock:
-    """A clock that only moves when someone sleeps on it."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-        self._lock = threading.Lock()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            with self._lock:
-                self.now += seconds
-
-    advance = sleep
+# re-exported: the names this module has always offered
+__all__ = [
+    "DEFAULT_IDENTITY", "EQ_REGS", "ConfigStatus", "DPState", "EmuNack", "EmuTimeout", "EmulatedModule",
+    "RealClock", "Reg", "T", "VirtualClock", "WriteRecord", "emulator_for", "f16_encode", "reset_emulators",
+]
 
 
 @dataclass
@@ -147,7 +88,7 @@ DEFAULT_IDENTITY = {
 }
 
 
-class EmulatedModule(PrbsCheckerMixin):
+class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
     """An 800G CMIS module emulator. ``read(offset, n)``/``write(offset, data)`` like an I2C target.
 
     ``image`` names an advertised profile of the table (``[images.*]``); ``lanes``,
@@ -166,8 +107,6 @@ class EmulatedModule(PrbsCheckerMixin):
         img = T.images[image]
         self.image = image
         if link is None:
-            from eqtune.emulate.link import EmulatedLink
-
             link = EmulatedLink(channel, lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
         self.link = link
         self.lanes = link.lanes
@@ -204,8 +143,6 @@ class EmulatedModule(PrbsCheckerMixin):
         self._events: list[tuple[float, int, Any]] = []
         self._seq = 0
         self._faults: list[_Fault] = []
-        import numpy as np
-
         self._fault_rng = np.random.default_rng(seed)
         self._dpdeinit_prev = 0
         self._chk: dict[int, dict[str, float]] = {}  # lane -> {"t": last accumulate, "bits", "errors"}
@@ -214,8 +151,6 @@ class EmulatedModule(PrbsCheckerMixin):
         self.select_writes = 0
         self.applies = 0
         self.ignored_triggers = 0
-        from eqtune.emulate.vdm import VdmModel
-
         self._vdm = VdmModel(self)
         self._build()
 
@@ -476,168 +411,6 @@ class EmulatedModule(PrbsCheckerMixin):
             self._refresh_diag()
         # anything else is read-only: ignored, as modules do
 
-    # ------------------------------------------------------------------ time / events
-    def _at(self, delay: float, action) -> None:
-        self._seq += 1
-        self._events.append((self.clock() + max(0.0, delay), self._seq, action))
-        self._events.sort(key=lambda e: (e[0], e[1]))
-        if delay <= 0:
-            self._tick()
-
-    def _tick(self) -> None:
-        now = self.clock()
-        while self._events and self._events[0][0] <= now:
-            _, _, action = self._events.pop(0)
-            action()
-
-    def settle(self) -> None:
-        """Run every pending event now (tests)."""
-        with self._lock:
-            while self._events:
-                _, _, action = self._events.pop(0)
-                action()
-
-    def dp_state(self, lane: int) -> DPState:
-        return self._get_lane(T.DPState, lane)
-
-    def set_dp_state(self, lane: int, state: int, until_s: float | None = None) -> None:
-        """Force a lane's DPState (tests: e.g. DPInit), back to DPActivated after ``until_s``."""
-        with self._lock:
-            self._set_lane(T.DPState, lane, state)
-            if until_s is not None:
-                self._at(until_s, lambda: self._set_lane(T.DPState, lane, DPState.ACTIVATED))
-
-    # ------------------------------------------------------------------ configuration procedures
-    def _lanes(self, mask: int) -> list[int]:
-        return [lane for lane in range(1, self.lanes + 1) if mask >> (lane - 1) & 1]
-
-    def _validate(self, lanes: list[int], mask: int) -> int:
-        """ConfigStatus for staged set 0 on ``lanes`` (SUCCESS or a rejection code)."""
-        for lane in lanes:
-            dpc = self._get_lane(T.DPConfig, lane)
-            appsel, dpid = dpc >> 4, (dpc >> 1) & 0x7
-            if appsel != 1:
-                return ConfigStatus.REJECTED_INVALID_APPSEL
-            # all lanes of the data path (same AppSel/DataPathID) must be applied together
-            for other in range(1, self.lanes + 1):
-                odpc = self._get_lane(T.DPConfig, other)
-                if odpc >> 4 == appsel and (odpc >> 1) & 0x7 == dpid and not mask >> (other - 1) & 1:
-                    return ConfigStatus.REJECTED_PARTIAL_DATA_PATH
-            if dpc & 1:  # ExplicitControl: check SI codes against the advertisement
-                c = self.caps
-                if (self._get_lane(T.RxPreCursor, lane) > c["rx_pre_max"]
-                        or self._get_lane(T.RxPostCursor, lane) > c["rx_post_max"]
-                        or self._get_lane(T.RxAmplitude, lane) not in c["rx_amp_codes"]
-                        or self._get_lane(T.FixedInputEqTx, lane) > c["tx_eq_max"]):
-                    return ConfigStatus.REJECTED_INVALID_SI
-        return ConfigStatus.SUCCESS
-
-    def _apply(self, mask: int, immediate: bool) -> None:
-        lanes = [lane for lane in self._lanes(mask)
-                 if self._get_lane(T.ConfigStatus, lane) != ConfigStatus.IN_PROGRESS]
-        if not lanes:
-            return  # CMIS: a trigger while a procedure runs on the lane is ignored
-        deactivated = all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes)
-        support = self.reconfiguration
-        if support not in (("both", "hot") if immediate else ("both", "regular")):
-            # a trigger the module does not support is ignored silently: ConfigStatus keeps its old value
-            self.ignored_triggers += 1
-            return
-        self.applies += 1
-
-        def in_progress() -> None:
-            for lane in lanes:
-                self._set_lane(T.ConfigStatus, lane, ConfigStatus.IN_PROGRESS)
-
-        if self.status_latency_s > 0:
-            self._at(self.status_latency_s, in_progress)
-        else:
-            in_progress()
-        status = self._validate(lanes, mask)
-        rej = self._take(("reject",), None)
-        if rej is not None:
-            status = int(rej.params.get("code", ConfigStatus.REJECTED))
-        slow = self._take(("slow_apply",), None)
-        delay = self.settle_s + (float(slow.params.get("delay_s", 2.0)) if slow else 0.0)
-        delay = max(delay, 2.0 * self.status_latency_s)  # the result comes after ConfigInProgress
-        if status == ConfigStatus.SUCCESS and not immediate and self.stepped_config_only and not deactivated:
-            status = _CS["lanes_in_use"]  # step-by-step only: the host must DPDeinit first
-
-        def finish_status(code=status) -> None:
-            for lane in lanes:
-                self._set_lane(T.ConfigStatus, lane, code)
-
-        if status != ConfigStatus.SUCCESS:
-            self._at(delay / 2, finish_status)
-            return
-        if immediate:
-            def done() -> None:
-                self._copy_to_active(lanes, push=True)
-                finish_status()
-
-            self._at(delay, done)
-        elif all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes):
-            # step-by-step: copy now; DPInit runs when the host clears DPDeinit
-            self._at(delay / 2, lambda: (self._copy_to_active(lanes, push=False), finish_status()))
-        else:
-            # regular reconfiguration from DPActivated: DPDeinit -> DPInit -> DPActivated
-            for lane in lanes:
-                self._set_lane(T.DPState, lane, DPState.DEINIT)
-
-            def mid() -> None:
-                self._copy_to_active(lanes, push=False)
-                finish_status()
-                for lane in lanes:
-                    self._set_lane(T.DPState, lane, DPState.INIT)
-
-            def end() -> None:
-                for lane in lanes:
-                    self._set_lane(T.DPState, lane, DPState.ACTIVATED)
-                self._push(lanes)
-
-            self._at(delay / 2, mid)
-            self._at(delay, end)
-
-    def _copy_to_active(self, lanes: list[int], push: bool) -> None:
-        for lane in lanes:
-            dpc = self._get_lane(T.DPConfig, lane)
-            self._set_lane(T.ActiveDPConfig, lane, dpc)
-            if dpc & 1:
-                for _knob, (staged, active) in EQ_REGS.items():
-                    self._set_lane(active, lane, self._get_lane(staged, lane))
-                en = self._get_lane(T.AdaptiveEqEnable, lane)
-            else:
-                for knob, (_, active) in EQ_REGS.items():
-                    self._set_lane(active, lane, self._defaults[lane][knob])
-                en = int(self.tx_adaptive_on)  # the application default of this module
-            self._set_lane(T.ActiveAdaptiveEnable, lane, en)
-        if push:
-            self._push(lanes)
-
-    def _push(self, lanes: list[int]) -> None:
-        """The physical layer now uses the active codes: tell the link (errors so far are booked)."""
-        self._accumulate()
-        for lane in lanes:
-            self.link.set_codes(lane, {k: self._get_lane(active, lane) for k, (_, active) in EQ_REGS.items()})
-            if hasattr(self.link, "set_tx_adaptive"):
-                self.link.set_tx_adaptive(lane, bool(self._get_lane(T.ActiveAdaptiveEnable, lane)))
-
-    def _dpdeinit(self, value: int) -> None:
-        prev, self._dpdeinit_prev = self._dpdeinit_prev, value
-        for lane in range(1, self.lanes + 1):
-            bit = 1 << (lane - 1)
-            if value & bit and not prev & bit:
-                self._set_lane(T.DPState, lane, DPState.DEINIT)
-                self._at(self.settle_s / 2, lambda ln=lane: self._set_lane(T.DPState, ln, DPState.DEACTIVATED))
-            elif prev & bit and not value & bit:
-                self._set_lane(T.DPState, lane, DPState.INIT)
-
-                def up(ln=lane) -> None:
-                    self._set_lane(T.DPState, ln, DPState.ACTIVATED)
-                    self._push([ln])
-
-                self._at(self.settle_s, up)
-
     # ------------------------------------------------------------------ module monitors
     def _temperature_monitor(self) -> None:
         """Lower memory bytes 14-15 TempMonValue (s16, 1/256 C; CMIS 5.2 s8.2.5, sonic CmisMemMap
@@ -668,8 +441,6 @@ def emulator_for(spec) -> EmulatedModule:
     ``noise=0`` (exact error counts), ``adaptive=0|1`` (Tx input adaptive EQ at power-up; default 1 as
     shipped, 0 = fixed Tx input EQ on all lanes), ``adaptive_cap=0`` (a module that does not advertise
     Tx input adaptive EQ at all), ``name`` (distinguishes otherwise equal strings)."""
-    from eqtune.errors import InputError
-
     key = spec.target + "?" + "&".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
     with _REG_LOCK:
         mod = _EMULATORS.get(key)

@@ -9,6 +9,8 @@ while it has no signal, and clears on read. DiagnosticsSelector 01h gives the F1
 
 from __future__ import annotations
 
+import math
+
 from eqtune.emulate.cmis_table import load_table
 
 T = load_table()
@@ -18,8 +20,6 @@ _DP_ACTIVATED = T.codes["dp"]["activated"]
 def f16_encode(value: float) -> int:
     """F16 as FBOSS ``QsfpModule::getBerFloatValue`` decodes it (value = mantissa * 10**(exponent - 24),
     exponent bits 15-11, mantissa bits 10-0): the largest mantissa <= 2047 that fits."""
-    import math
-
     if value <= 0:
         return 0
     e = max(0, min(31, math.floor(math.log10(value / 2047.0)) + 1 + 24))

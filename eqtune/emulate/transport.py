@@ -11,8 +11,12 @@ One emulated module per distinct resource string per process (:func:`eqtune.emul
 
 from __future__ import annotations
 
+import math
+
+from eqtune.drivers.protocols import TwoWireTarget
 from eqtune.drivers.transport import ResourceSpec, Transport, _retry_reads
-from eqtune.errors import InputError, TransportError
+from eqtune.emulate.bus import EmuNack, EmuTimeout
+from eqtune.errors import ChannelError, InputError, TransportError
 
 EMU_OPTIONS = frozenset({"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "adaptive_cap",
                          "name", "image", "autocomm"})
@@ -22,14 +26,12 @@ class EmulatorTransport(Transport):
     """Talks to an in-process :class:`~eqtune.emulate.module.EmulatedModule`; its injected
     faults (NACK, timeout) become TransportError here, as a real adapter would report them."""
 
-    def __init__(self, module, resource: str = "emu", *, retries: int = 2) -> None:
+    def __init__(self, module: TwoWireTarget, resource: str = "emu", *, retries: int = 2) -> None:
         self.module = module
         self.resource = resource
         self.retries = retries
 
     def _call(self, what: str, func):
-        from eqtune.emulate.module import EmuNack, EmuTimeout
-
         try:
             return func()
         except EmuNack as exc:
@@ -89,8 +91,6 @@ def open_emu_transport(spec: ResourceSpec, resource: str, **kwargs) -> EmulatorT
 def _check_emu_options(resource: str, chan: str, opts: dict[str, str]) -> None:
     """Values of ``emu:`` options (before the emulator is built): a negative or NaN settle time, a lane
     count outside 1..8 or an unknown channel is an error, not a silently odd emulator."""
-    import math
-
     def bad(what: str) -> InputError:
         return InputError(f"{resource!r}: bad emulator option ({what}); e.g. emu:c2m-10in?seed=1&settle_ms=0")
 
@@ -110,7 +110,6 @@ def _check_emu_options(resource: str, chan: str, opts: dict[str, str]) -> None:
         if k in opts and opts[k].lower() not in flags:
             raise bad(f"{k}={opts[k]!r} must be 1 or 0")
     from eqtune.channel.library import resolve
-    from eqtune.errors import ChannelError
 
     try:
         resolve(chan)

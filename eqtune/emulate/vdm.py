@@ -20,11 +20,16 @@ Values (emulator conventions, not from a module):
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import TYPE_CHECKING
+
+from eqtune.emulate.cmis_table import load_table
+from eqtune.emulate.prbs import f16_encode
 
 if TYPE_CHECKING:
     from eqtune.emulate.module import EmulatedModule
 
+T = load_table()
 SAMPLE_S = 0.1
 CODEWORDS_PER_S = 53.125e9 * 2 / 5440
 # threshold sets: 1 = BER (high alarm 2.4e-4, high warning 1e-5: the brief's pre-FEC target range),
@@ -56,16 +61,12 @@ class VdmModel:
 
     @property
     def cfg(self) -> dict:
-        from eqtune.emulate.module import T
-
         return T.vdm
 
     def _types(self) -> list[tuple[str, int, str, float]]:
         return [(name, *self.cfg["types"][name]) for name in self.m.vdm_types]
 
     def build(self) -> None:
-        from eqtune.emulate.module import T, f16_encode
-
         m = self.m
         if m.lanes * len(self._types()) > 64:
             raise ValueError(f"{len(self._types())} VDM observables x {m.lanes} lanes do not fit one VDM group (64)")
@@ -86,8 +87,6 @@ class VdmModel:
 
     def control(self, value: int) -> None:
         """Host wrote VdmControl: bit 7 freeze request (1) / release (0); done bits after a delay."""
-        from eqtune.emulate.module import T
-
         m = self.m
         freeze = bool(value & 0x80)
         if freeze == self.frozen:
@@ -118,8 +117,6 @@ class VdmModel:
         """Samples on the sample page from the link (not while frozen)."""
         if self.frozen and not force:
             return
-        from eqtune.emulate.module import f16_encode
-
         m = self.m
         desc, out = m._pg(self.cfg["desc_page"]), m._pg(self.cfg["sample_page"])
         for i in range(64):
@@ -144,8 +141,6 @@ class VdmModel:
         if name.endswith("media"):
             return {"esnr_media": 20.0, "ltp_media": 18.2}.get(name, 0.0)
         if name in ("esnr_host", "ltp_host"):
-            from statistics import NormalDist
-
             p = min(max(link.ber(lane, "module_rx"), 1e-300), 0.74)
             q = -NormalDist().inv_cdf(p / 1.5) if p / 1.5 < 0.5 else 0.0
             snr_db = 10 * math.log10(max(5.0 * q * q, 1e-3))

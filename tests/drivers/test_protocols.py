@@ -3,7 +3,7 @@
 For each Protocol member: the implementation has it (methods on the class, attributes on an
 instance), and its signature accepts every call the Protocol allows (same parameter names for
 keyword use, positions for positional use, defaults where the Protocol has them, no extra required
-parameter). The static counterpart is tests/typing/protocol_conformance.py (mypy).
+parameter). The static counterpart is tests/typecheck/protocol_conformance.py (mypy).
 
 Implementations: the CMIS driver (what ``emu:`` opens, over the emulator transport), the test fake
 (tests/session/fakes.py), SCPI instruments bound to the SCPI emulator on 127.0.0.1 through pyvisa-py,

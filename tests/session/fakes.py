@@ -1,7 +1,7 @@
 """A small in-test stand-in for a CMIS module, backed by an ``EmulatedLink``.
 
 It satisfies :class:`eqtune.drivers.protocols.CmisModule` (checked statically in
-``eqtune/drivers/_protocol_check.py`` and at run time by ``tests/drivers/test_protocols.py``) and
+``tests/typecheck/protocol_conformance.py`` and at run time by ``tests/drivers/test_protocols.py``) and
 returns the real dataclasses (:class:`ModuleIdentity`, :class:`EqCapabilities`, :class:`VdmLane`,
 :class:`BerCount`), so it cannot drift from the driver's contract.
 

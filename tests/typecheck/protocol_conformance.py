@@ -1,7 +1,7 @@
 """Static proof that every implementation meets the contracts of :mod:`eqtune.drivers.protocols`.
 
 Not a test module (pytest does not collect it) and never run: mypy type-checks it
-(``mypy --strict tests/typing/protocol_conformance.py``). Each assignment below fails the type
+(``mypy --strict tests/typecheck/protocol_conformance.py``). Each assignment below fails the type
 check when a class loses a Protocol member or changes its signature incompatibly. The run-time
 counterpart (member by member, with inspect.signature) is tests/drivers/test_protocols.py.
 """

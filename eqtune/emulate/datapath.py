@@ -1,0 +1,222 @@
+"""The CMIS data path state machine and configuration procedures of the module emulator.
+
+Mixed into :class:`eqtune.emulate.module.EmulatedModule` (it needs the module's registers, lanes,
+capabilities, clock, settle time and fault queue). Behaviour from CMIS 5.2 section 6.2.4 (data path
+state machine, DPDeinit / ApplyDPInit / ApplyImmediate procedures), 8.10.9 (ConfigStatus) and Xena's
+``check_eq_reconfig_support`` (which trigger a module with SteppedConfigOnly / AutoCommissioning
+honours): codes from the emulator's own table :mod:`eqtune.emulate.cmis_table`.
+
+* a trigger while a procedure runs on a lane, or one the module does not support, is ignored;
+* staged codes are validated (ConfigRejectedInvalidSI / InvalidAppSel / PartialDataPath) and a
+  rejected configuration leaves the Active Control Set untouched;
+* ExplicitControl clear: the module loads its application defaults instead of the staged SI codes;
+* events (status changes, DPState steps) run on the module's clock after ``settle_s``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from eqtune.emulate.cmis_table import Reg, load_table
+from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
+
+T = load_table()
+_DP = T.codes["dp"]
+_CS = T.codes["config"]
+
+
+class DPState:
+    """DPState codes from the emulator table ([codes].dp)."""
+
+    DEACTIVATED = _DP["deactivated"]
+    INIT = _DP["init"]
+    DEINIT = _DP["deinit"]
+    ACTIVATED = _DP["activated"]
+    INITIALIZED = _DP["initialized"]
+
+
+class ConfigStatus:
+    """ConfigStatus codes from the emulator table ([codes].config)."""
+
+    UNDEFINED = _CS["undefined"]
+    SUCCESS = _CS["success"]
+    REJECTED = _CS["rejected"]
+    REJECTED_INVALID_APPSEL = _CS["invalid_appsel"]
+    REJECTED_INVALID_SI = _CS["invalid_si"]
+    REJECTED_PARTIAL_DATA_PATH = _CS["partial_data_path"]
+    IN_PROGRESS = _CS["in_progress"]
+
+
+# knob -> (staged field, active field), from the table
+EQ_REGS: dict[str, tuple[Reg, Reg]] = {
+    RX_PRE: (T.RxPreCursor, T.ActiveRxPreCursor),
+    RX_POST: (T.RxPostCursor, T.ActiveRxPostCursor),
+    RX_AMP: (T.RxAmplitude, T.ActiveRxAmplitude),
+    TX_EQ: (T.FixedInputEqTx, T.ActiveFixedInputEqTx),
+}
+
+
+class DataPathMixin:
+    """Event queue, DPState per lane and the Apply/DPDeinit procedures of the emulated module."""
+
+    # ------------------------------------------------------------------ time / events
+    def _at(self, delay: float, action: Callable[[], object]) -> None:
+        self._seq += 1
+        self._events.append((self.clock() + max(0.0, delay), self._seq, action))
+        self._events.sort(key=lambda e: (e[0], e[1]))
+        if delay <= 0:
+            self._tick()
+
+    def _tick(self) -> None:
+        now = self.clock()
+        while self._events and self._events[0][0] <= now:
+            _, _, action = self._events.pop(0)
+            action()
+
+    def settle(self) -> None:
+        """Run every pending event now (tests)."""
+        with self._lock:
+            while self._events:
+                _, _, action = self._events.pop(0)
+                action()
+
+    def dp_state(self, lane: int) -> DPState:
+        return self._get_lane(T.DPState, lane)
+
+    def set_dp_state(self, lane: int, state: int, until_s: float | None = None) -> None:
+        """Force a lane's DPState (tests: e.g. DPInit), back to DPActivated after ``until_s``."""
+        with self._lock:
+            self._set_lane(T.DPState, lane, state)
+            if until_s is not None:
+                self._at(until_s, lambda: self._set_lane(T.DPState, lane, DPState.ACTIVATED))
+
+    # ------------------------------------------------------------------ configuration procedures
+    def _lanes(self, mask: int) -> list[int]:
+        return [lane for lane in range(1, self.lanes + 1) if mask >> (lane - 1) & 1]
+
+    def _validate(self, lanes: list[int], mask: int) -> int:
+        """ConfigStatus for staged set 0 on ``lanes`` (SUCCESS or a rejection code)."""
+        for lane in lanes:
+            dpc = self._get_lane(T.DPConfig, lane)
+            appsel, dpid = dpc >> 4, (dpc >> 1) & 0x7
+            if appsel != 1:
+                return ConfigStatus.REJECTED_INVALID_APPSEL
+            # all lanes of the data path (same AppSel/DataPathID) must be applied together
+            for other in range(1, self.lanes + 1):
+                odpc = self._get_lane(T.DPConfig, other)
+                if odpc >> 4 == appsel and (odpc >> 1) & 0x7 == dpid and not mask >> (other - 1) & 1:
+                    return ConfigStatus.REJECTED_PARTIAL_DATA_PATH
+            if dpc & 1:  # ExplicitControl: check SI codes against the advertisement
+                c = self.caps
+                if (self._get_lane(T.RxPreCursor, lane) > c["rx_pre_max"]
+                        or self._get_lane(T.RxPostCursor, lane) > c["rx_post_max"]
+                        or self._get_lane(T.RxAmplitude, lane) not in c["rx_amp_codes"]
+                        or self._get_lane(T.FixedInputEqTx, lane) > c["tx_eq_max"]):
+                    return ConfigStatus.REJECTED_INVALID_SI
+        return ConfigStatus.SUCCESS
+
+    def _apply(self, mask: int, immediate: bool) -> None:
+        lanes = [lane for lane in self._lanes(mask)
+                 if self._get_lane(T.ConfigStatus, lane) != ConfigStatus.IN_PROGRESS]
+        if not lanes:
+            return  # CMIS: a trigger while a procedure runs on the lane is ignored
+        deactivated = all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes)
+        support = self.reconfiguration
+        if support not in (("both", "hot") if immediate else ("both", "regular")):
+            # a trigger the module does not support is ignored silently: ConfigStatus keeps its old value
+            self.ignored_triggers += 1
+            return
+        self.applies += 1
+
+        def in_progress() -> None:
+            for lane in lanes:
+                self._set_lane(T.ConfigStatus, lane, ConfigStatus.IN_PROGRESS)
+
+        if self.status_latency_s > 0:
+            self._at(self.status_latency_s, in_progress)
+        else:
+            in_progress()
+        status = self._validate(lanes, mask)
+        rej = self._take(("reject",), None)
+        if rej is not None:
+            status = int(rej.params.get("code", ConfigStatus.REJECTED))
+        slow = self._take(("slow_apply",), None)
+        delay = self.settle_s + (float(slow.params.get("delay_s", 2.0)) if slow else 0.0)
+        delay = max(delay, 2.0 * self.status_latency_s)  # the result comes after ConfigInProgress
+        if status == ConfigStatus.SUCCESS and not immediate and self.stepped_config_only and not deactivated:
+            status = _CS["lanes_in_use"]  # step-by-step only: the host must DPDeinit first
+
+        def finish_status(code=status) -> None:
+            for lane in lanes:
+                self._set_lane(T.ConfigStatus, lane, code)
+
+        if status != ConfigStatus.SUCCESS:
+            self._at(delay / 2, finish_status)
+            return
+        if immediate:
+            def done() -> None:
+                self._copy_to_active(lanes, push=True)
+                finish_status()
+
+            self._at(delay, done)
+        elif all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes):
+            # step-by-step: copy now; DPInit runs when the host clears DPDeinit
+            self._at(delay / 2, lambda: (self._copy_to_active(lanes, push=False), finish_status()))
+        else:
+            # regular reconfiguration from DPActivated: DPDeinit -> DPInit -> DPActivated
+            for lane in lanes:
+                self._set_lane(T.DPState, lane, DPState.DEINIT)
+
+            def mid() -> None:
+                self._copy_to_active(lanes, push=False)
+                finish_status()
+                for lane in lanes:
+                    self._set_lane(T.DPState, lane, DPState.INIT)
+
+            def end() -> None:
+                for lane in lanes:
+                    self._set_lane(T.DPState, lane, DPState.ACTIVATED)
+                self._push(lanes)
+
+            self._at(delay / 2, mid)
+            self._at(delay, end)
+
+    def _copy_to_active(self, lanes: list[int], push: bool) -> None:
+        for lane in lanes:
+            dpc = self._get_lane(T.DPConfig, lane)
+            self._set_lane(T.ActiveDPConfig, lane, dpc)
+            if dpc & 1:
+                for _knob, (staged, active) in EQ_REGS.items():
+                    self._set_lane(active, lane, self._get_lane(staged, lane))
+                en = self._get_lane(T.AdaptiveEqEnable, lane)
+            else:
+                for knob, (_, active) in EQ_REGS.items():
+                    self._set_lane(active, lane, self._defaults[lane][knob])
+                en = int(self.tx_adaptive_on)  # the application default of this module
+            self._set_lane(T.ActiveAdaptiveEnable, lane, en)
+        if push:
+            self._push(lanes)
+
+    def _push(self, lanes: list[int]) -> None:
+        """The physical layer now uses the active codes: tell the link (errors so far are booked)."""
+        self._accumulate()
+        for lane in lanes:
+            self.link.set_codes(lane, {k: self._get_lane(active, lane) for k, (_, active) in EQ_REGS.items()})
+            if hasattr(self.link, "set_tx_adaptive"):
+                self.link.set_tx_adaptive(lane, bool(self._get_lane(T.ActiveAdaptiveEnable, lane)))
+
+    def _dpdeinit(self, value: int) -> None:
+        prev, self._dpdeinit_prev = self._dpdeinit_prev, value
+        for lane in range(1, self.lanes + 1):
+            bit = 1 << (lane - 1)
+            if value & bit and not prev & bit:
+                self._set_lane(T.DPState, lane, DPState.DEINIT)
+                self._at(self.settle_s / 2, lambda ln=lane: self._set_lane(T.DPState, ln, DPState.DEACTIVATED))
+            elif prev & bit and not value & bit:
+                self._set_lane(T.DPState, lane, DPState.INIT)
+
+                def up(ln=lane) -> None:
+                    self._set_lane(T.DPState, ln, DPState.ACTIVATED)
+                    self._push([ln])
+
+                self._at(self.settle_s, up)
