@@ -16,6 +16,10 @@ procedures, section 8.9.3 Apply triggers) is:
     -> read back page 11h twice (stable) and compare
     -> on any failure: re-apply the previous active codes if they changed, restore the staged
        set byte for byte, and raise ModuleError saying what happened and what was restored.
+
+Page bytes are decoded and composed by the pure functions of :mod:`eqtune.drivers.cmis_codec`; the
+values returned are the dataclasses of :mod:`eqtune.drivers.cmis_types`; the contract this class
+meets is :class:`eqtune.drivers.protocols.CmisModule`.
 """
 
 from __future__ import annotations

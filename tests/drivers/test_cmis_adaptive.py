@@ -1,4 +1,4 @@
-"""CmisModule.enable_tx_adaptive / set_tx_adaptive against the module emulator, and the emu: adaptive option."""
+"""CmisDriver.enable_tx_adaptive / set_tx_adaptive against the module emulator, and the emu: adaptive option."""
 
 from __future__ import annotations
 

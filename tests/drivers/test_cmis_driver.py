@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from eqtune.drivers import cmis_map as M
-from eqtune.drivers.cmis import CmisModule, open_module
+from eqtune.drivers.cmis import CmisDriver, open_module
 from eqtune.drivers.cmis_map import ConfigStatus, DPState
 from eqtune.drivers.transport import PagedRegisters, parse_resource
 from eqtune.emulate.link import EmulatedLink, surrogate_quality
@@ -18,11 +18,11 @@ def make_link(seed: int = 1, noise: bool = True, lanes: int = 8) -> EmulatedLink
     return EmulatedLink("c2m-10in", lanes=lanes, seed=seed, noise=noise, quality=surrogate_quality(16.0))
 
 
-def make_module(settle_s: float = 0.0, **kw) -> tuple[EmulatedModule, CmisModule]:
+def make_module(settle_s: float = 0.0, **kw) -> tuple[EmulatedModule, CmisDriver]:
     timeout = kw.pop("poll_timeout_s", 1.0)
     link = kw.pop("link", None) or make_link(noise=kw.pop("noise", True))
     emu = EmulatedModule(link, settle_s=settle_s, clock=VirtualClock(), **kw)
-    drv = CmisModule(PagedRegisters(EmulatorTransport(emu, "emu:test")), resource="emu:test", poll_timeout_s=timeout)
+    drv = CmisDriver(PagedRegisters(EmulatorTransport(emu, "emu:test")), resource="emu:test", poll_timeout_s=timeout)
     return emu, drv
 
 

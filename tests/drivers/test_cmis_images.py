@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from eqtune.drivers import cmis_map as M
-from eqtune.drivers.cmis import CmisModule
+from eqtune.drivers.cmis import CmisDriver
 from eqtune.drivers.transport import PagedRegisters
 from eqtune.emulate.cmis_table import image_names, load_table
 from eqtune.emulate.link import EmulatedLink, surrogate_quality
@@ -27,11 +27,11 @@ EXPECTED = {"osfp8-both": ("ApplyImmediate", False), "qsfpdd8-hot": ("ApplyImmed
             "qsfp4-regular": ("ApplyDPInit", True), "osfp8-nodiag": ("ApplyImmediate", False)}
 
 
-def make(image: str, **kw) -> tuple[EmulatedModule, CmisModule]:
+def make(image: str, **kw) -> tuple[EmulatedModule, CmisDriver]:
     lanes = int(T.images[image]["lanes"])
     link = EmulatedLink("c2m-10in", lanes=lanes, seed=3, noise=False, quality=surrogate_quality(16.0))
     emu = EmulatedModule(link, settle_s=0.02, clock=VirtualClock(), image=image, **kw)
-    return emu, CmisModule(PagedRegisters(EmulatorTransport(emu, f"emu:{image}")), resource=f"emu:{image}")
+    return emu, CmisDriver(PagedRegisters(EmulatorTransport(emu, f"emu:{image}")), resource=f"emu:{image}")
 
 
 def test_images_cover_the_profiles_the_issue_asks_for():

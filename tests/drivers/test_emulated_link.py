@@ -142,7 +142,7 @@ def test_ber_follows_eye_engine_ranking():
     """BER at the codes the eye engine ranks best is lower than at the codes it ranks worst:
     end to end, codes written through the CMIS driver, errors counted by the module's checker."""
     from eqtune.channel import load_channel
-    from eqtune.drivers.cmis import CmisModule
+    from eqtune.drivers.cmis import CmisDriver
     from eqtune.drivers.transport import PagedRegisters
     from eqtune.emulate.module import EmulatedModule, VirtualClock
     from eqtune.emulate.transport import EmulatorTransport
@@ -155,7 +155,7 @@ def test_ber_follows_eye_engine_ranking():
     ranked = sorted(range(0, 11), key=lambda c: -eng.evaluate({**lk.host_tx, "tx_eq": float(c)}).eye_height_min_mv)
     best, worst = ranked[0], ranked[-1]
     emu = EmulatedModule(lk, settle_s=0.0, clock=VirtualClock())
-    mod = CmisModule(PagedRegisters(EmulatorTransport(emu, "emu:eye")), resource="emu:eye")
+    mod = CmisDriver(PagedRegisters(EmulatorTransport(emu, "emu:eye")), resource="emu:eye")
     mod.apply_eq({1: {"tx_eq": best}})
     ber_best = mod.module_ber([1], 1.0)[1]
     mod.apply_eq({1: {"tx_eq": worst}})
