@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal
+from typing import Any, Literal
 
 from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
 
@@ -90,7 +90,7 @@ class Field:
         return (block[0] >> self.bit_lo) & ((1 << self.width) - 1)
 
 
-def _f(*args, **kw) -> Field:
+def _f(*args: Any, **kw: Any) -> Field:
     return Field(*args, **kw)
 
 

@@ -48,4 +48,5 @@ def register_scheme(name: str, *, parse: str, open: str) -> None:  # noqa: A002 
 def scheme_function(name: str, role: str) -> Callable[..., Any]:
     """The ``role`` ("parse" or "open") function of scheme ``name``, imported on first use."""
     module, _, func = getattr(SCHEMES[name], role).partition(":")
-    return getattr(importlib.import_module(module), func)
+    function: Callable[..., Any] = getattr(importlib.import_module(module), func)
+    return function

@@ -134,7 +134,7 @@ class VisaTransport:
         try:
             sock = self._res.visalib.sessions[self._res.session].interface
             data = sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-            return data == b""
+            return bool(data == b"")
         except (BlockingIOError, InterruptedError):
             return False
         except OSError:
@@ -172,7 +172,7 @@ class VisaTransport:
         with self._lock:
             for attempt in range(attempts):
                 try:
-                    return self._res.query(command).strip()
+                    return str(self._res.query(command)).strip()
                 except Exception as exc:  # noqa: BLE001
                     if attempt + 1 < attempts and _is_timeout(exc) and not (
                         self.resource.upper().endswith("::SOCKET") and self._peer_closed()

@@ -67,7 +67,7 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(h, None)
     except OSError:
         return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
+    return bool(infos) and all(ipaddress.ip_address(str(i[4][0]).split("%")[0]).is_loopback for i in infos)
 
 
 NON_LOOPBACK_WARNING = (
@@ -131,7 +131,7 @@ class NetBridgeServer:
     def __enter__(self) -> NetBridgeServer:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # ------------------------------------------------------------------ protocol

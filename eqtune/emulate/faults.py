@@ -98,12 +98,12 @@ class FaultyTransport(Transport):
         self._armed.setdefault(self.count, kind)
         self.log.injected[kind] -= 1
         self.log.at.pop()
-        return None
 
     def read(self, offset: int, n: int) -> bytes:
         kind = self._take("read")
         if kind == "reset":  # resets hit writes
-            kind = self._defer(kind)
+            self._defer(kind)
+            kind = None
         if kind in ("nack", "boot"):
             raise self._fail("nack", f"read at {offset}")
         if kind == "timeout":
@@ -124,7 +124,8 @@ class FaultyTransport(Transport):
         if kind in ("nack", "boot"):
             raise self._fail("nack", f"write at {offset}")
         if kind == "reset" and offset < 128:  # a reset interrupts a register write, not a page select
-            kind = self._defer(kind)
+            self._defer(kind)
+            kind = None
         if kind == "reset":
             half = max(1, len(data) // 2)
             if len(data) > 1:

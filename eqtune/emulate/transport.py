@@ -12,12 +12,15 @@ One emulated module per distinct resource string per process (:func:`eqtune.emul
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from eqtune.drivers.protocols import TwoWireTarget
 from eqtune.drivers.transport import ResourceSpec, Transport, _retry_reads
 from eqtune.emulate.bus import EmuNack, EmuTimeout
 from eqtune.errors import ChannelError, InputError, TransportError
 
+_R = TypeVar("_R")
 EMU_OPTIONS = frozenset({"seed", "settle_ms", "fast", "lanes", "stepped", "noise", "adaptive", "adaptive_cap",
                          "name", "image", "autocomm"})
 
@@ -31,7 +34,7 @@ class EmulatorTransport(Transport):
         self.resource = resource
         self.retries = retries
 
-    def _call(self, what: str, func):
+    def _call(self, what: str, func: Callable[[], _R]) -> _R:
         try:
             return func()
         except EmuNack as exc:
@@ -81,7 +84,7 @@ def parse_emu_resource(resource: str, rest: str) -> ResourceSpec:
     return ResourceSpec("emu", chan, options=opts)
 
 
-def open_emu_transport(spec: ResourceSpec, resource: str, **kwargs) -> EmulatorTransport:
+def open_emu_transport(spec: ResourceSpec, resource: str, **kwargs: Any) -> EmulatorTransport:
     """The transport of a parsed ``emu:`` resource (the process-wide emulator of that string)."""
     from eqtune.emulate.module import emulator_for
 

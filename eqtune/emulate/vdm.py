@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eqtune.emulate.cmis_table import load_table
 from eqtune.emulate.prbs import f16_encode
@@ -60,7 +60,7 @@ class VdmModel:
         self.flags = bytearray(32)
 
     @property
-    def cfg(self) -> dict:
+    def cfg(self) -> dict[str, Any]:
         return T.vdm
 
     def _types(self) -> list[tuple[str, int, str, float]]:
@@ -145,7 +145,7 @@ class VdmModel:
             q = -NormalDist().inv_cdf(p / 1.5) if p / 1.5 < 0.5 else 0.0
             snr_db = 10 * math.log10(max(5.0 * q * q, 1e-3))
             return snr_db - (1.8 if name == "ltp_host" else 0.0)
-        cur = link.count_errors(lane, SAMPLE_S, path="module_rx").ber
+        cur = float(link.count_errors(lane, SAMPLE_S, path="module_rx").ber)
         hist = self.history.setdefault(lane, [])
         if name == "ber_cur_host":
             hist.append(cur)
