@@ -7,6 +7,8 @@ started by ``eqtune emulate``). Device faults print one line and exit 2.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from eqtune.cli._common import module_code_options
@@ -132,7 +134,8 @@ def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, 
     from eqtune.drivers.cmis import open_module
 
     with open_module(resource) as mod:
-        plan = mod.plan_eq(codes) if knobs else []  # validates against the advertisement; reads only
+        # validates against the advertisement; reads only (rows grow tx_adaptive changes and read_back)
+        plan: list[dict[str, Any]] = [dict(row) for row in mod.plan_eq(codes)] if knobs else []
         if tx_adaptive is not None:
             if tx_adaptive == "on" and not mod.capabilities().tx_adaptive:
                 raise EqRangeError(f"{resource}: the module does not advertise Tx input adaptive EQ (page 01h "

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from eqtune.drivers.schemes import SCHEMES, scheme_function
 from eqtune.errors import InputError, TransportError
+
+if TYPE_CHECKING:
+    from eqtune.drivers.cmis_map import Field
 
 I2C_ADDR_DEFAULT = 0x50
 MAX_WRITE = 8  # CMIS 5.2 section 5.2.2: writes of up to 8 bytes in one transaction
@@ -67,10 +70,10 @@ class Transport:
     def monotonic(self) -> float:
         return time.monotonic()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @staticmethod
@@ -82,7 +85,8 @@ class Transport:
             )
 
 
-def _retry_reads(func: Callable[[], bytes], retries: int, resource: str, what: str, sleep) -> bytes:
+def _retry_reads(func: Callable[[], bytes], retries: int, resource: str, what: str,
+                 sleep: Callable[[float], None]) -> bytes:
     """Reads are side-effect free on CMIS registers used here: retry them; writes are never retried."""
     last: Exception | None = None
     for attempt in range(retries + 1):
@@ -397,7 +401,8 @@ def parse_resource(resource: str) -> ResourceSpec:
             url, addr = head, tail
         return ResourceSpec("ftdi", url, _parse_addr(resource, addr) if addr else I2C_ADDR_DEFAULT)
     if kind in SCHEMES:  # e.g. emu: (the emulators register their parser: drivers/schemes.py)
-        return scheme_function(kind, "parse")(resource, rest)
+        parsed: ResourceSpec = scheme_function(kind, "parse")(resource, rest)
+        return parsed
     # net:HOST:PORT
     host, _, port = rest.rpartition(":")
     if not host or not port:
@@ -407,7 +412,7 @@ def parse_resource(resource: str) -> ResourceSpec:
     return ResourceSpec("net", host.strip("[]"), port=int(port))
 
 
-def open_transport(resource: str, **kwargs) -> Transport:
+def open_transport(resource: str, **kwargs: Any) -> Transport:
     """Open the transport a resource string names (see module docstring)."""
     spec = parse_resource(resource)
     if spec.kind == "i2c":
@@ -420,7 +425,8 @@ def open_transport(resource: str, **kwargs) -> Transport:
         from eqtune.drivers.netbridge import NetTransport
 
         return NetTransport(spec.target, spec.port, **kwargs)
-    return scheme_function(spec.kind, "open")(spec, resource.strip(), **kwargs)
+    opened: Transport = scheme_function(spec.kind, "open")(spec, resource.strip(), **kwargs)
+    return opened
 
 
 # --------------------------------------------------------------------------------------------------
@@ -495,18 +501,19 @@ class PagedRegisters:
             pos += k
 
     # ------------------------------------------------------------------ fields
-    def read_field_bytes(self, fld, bank: int = 0, stable: bool = False) -> bytes:
+    def read_field_bytes(self, fld: Field, bank: int = 0, stable: bool = False) -> bytes:
         reader = self.read_stable if stable else self.read
         return reader(fld.page, fld.offset, fld.span, bank)
 
-    def read_scalar(self, fld, bank: int = 0) -> int:
+    def read_scalar(self, fld: Field, bank: int = 0) -> int:
         return fld.scalar_value(self.read(fld.page, fld.offset, 1, bank))
 
-    def read_lanes(self, fld, lanes=range(1, 9), bank: int = 0, stable: bool = False) -> dict[int, int]:
+    def read_lanes(self, fld: Field, lanes: Iterable[int] = range(1, 9), bank: int = 0,
+                   stable: bool = False) -> dict[int, int]:
         block = self.read_field_bytes(fld, bank, stable)
         return {lane: fld.lane_value(block, lane) for lane in lanes}
 
-    def write_lanes(self, fld, values: dict[int, int], bank: int = 0) -> None:
+    def write_lanes(self, fld: Field, values: dict[int, int], bank: int = 0) -> None:
         """Read-modify-write the bytes of a per-lane field; untouched lanes keep their values."""
         block = bytearray(self.read_field_bytes(fld, bank, stable=True))
         original = bytes(block)

@@ -16,9 +16,17 @@ honours): codes from the emulator's own table :mod:`eqtune.emulate.cmis_table`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from eqtune.emulate.cmis_table import Reg, load_table
 from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
+
+if TYPE_CHECKING:
+    from eqtune.drivers.protocols import Clock
+    from eqtune.emulate.link import EmulatedLink
+    from eqtune.emulate.module import _Fault
 
 T = load_table()
 _DP = T.codes["dp"]
@@ -59,6 +67,34 @@ EQ_REGS: dict[str, tuple[Reg, Reg]] = {
 class DataPathMixin:
     """Event queue, DPState per lane and the Apply/DPDeinit procedures of the emulated module."""
 
+    if TYPE_CHECKING:  # provided by EmulatedModule (eqtune/emulate/module.py) and PrbsCheckerMixin
+        lanes: int
+        link: EmulatedLink
+        caps: dict[str, Any]
+        clock: Clock
+        settle_s: float
+        status_latency_s: float
+        stepped_config_only: bool
+        tx_adaptive_on: bool
+        applies: int
+        ignored_triggers: int
+        _lock: AbstractContextManager[Any]
+        _events: list[tuple[float, int, Any]]
+        _seq: int
+        _dpdeinit_prev: int
+        _defaults: dict[int, dict[str, int]]
+
+        @property
+        def reconfiguration(self) -> str: ...
+
+        def _get_lane(self, reg: Reg, lane: int) -> int: ...
+
+        def _set_lane(self, reg: Reg, lane: int, value: int) -> None: ...
+
+        def _take(self, kinds: tuple[str, ...], op: str | None) -> _Fault | None: ...
+
+        def _accumulate(self) -> None: ...
+
     # ------------------------------------------------------------------ time / events
     def _at(self, delay: float, action: Callable[[], object]) -> None:
         self._seq += 1
@@ -80,7 +116,7 @@ class DataPathMixin:
                 _, _, action = self._events.pop(0)
                 action()
 
-    def dp_state(self, lane: int) -> DPState:
+    def dp_state(self, lane: int) -> int:
         return self._get_lane(T.DPState, lane)
 
     def set_dp_state(self, lane: int, state: int, until_s: float | None = None) -> None:
@@ -161,7 +197,11 @@ class DataPathMixin:
             self._at(delay, done)
         elif all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes):
             # step-by-step: copy now; DPInit runs when the host clears DPDeinit
-            self._at(delay / 2, lambda: (self._copy_to_active(lanes, push=False), finish_status()))
+            def copy_now() -> None:
+                self._copy_to_active(lanes, push=False)
+                finish_status()
+
+            self._at(delay / 2, copy_now)
         else:
             # regular reconfiguration from DPActivated: DPDeinit -> DPInit -> DPActivated
             for lane in lanes:
@@ -211,7 +251,7 @@ class DataPathMixin:
             bit = 1 << (lane - 1)
             if value & bit and not prev & bit:
                 self._set_lane(T.DPState, lane, DPState.DEINIT)
-                self._at(self.settle_s / 2, lambda ln=lane: self._set_lane(T.DPState, ln, DPState.DEACTIVATED))
+                self._at(self.settle_s / 2, partial(self._set_lane, T.DPState, lane, DPState.DEACTIVATED))
             elif prev & bit and not value & bit:
                 self._set_lane(T.DPState, lane, DPState.INIT)
 

@@ -10,8 +10,14 @@ while it has no signal, and clears on read. DiagnosticsSelector 01h gives the F1
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 from eqtune.emulate.cmis_table import load_table
+
+if TYPE_CHECKING:
+    from eqtune.drivers.protocols import Clock
+    from eqtune.emulate.cmis_table import Reg
+    from eqtune.emulate.link import EmulatedLink
 
 T = load_table()
 _DP_ACTIVATED = T.codes["dp"]["activated"]
@@ -32,6 +38,19 @@ def f16_encode(value: float) -> int:
 
 class PrbsCheckerMixin:
     """Mixed into :class:`eqtune.emulate.module.EmulatedModule`."""
+
+    if TYPE_CHECKING:  # provided by EmulatedModule (eqtune/emulate/module.py) and DataPathMixin
+        lanes: int
+        link: EmulatedLink
+        clock: Clock
+        _chk: dict[int, dict[str, Any]]  # lane -> {"t": last accumulate (None: stopped), "bits", "errors"}
+        _lol_latch: int
+
+        def _byte(self, page: int, off: int) -> int: ...
+
+        def _set_bytes(self, reg: Reg, data: bytes) -> None: ...
+
+        def dp_state(self, lane: int) -> int: ...
 
     # ------------------------------------------------------------------ PRBS checker (pages 13h/14h)
     def _checker_enable(self, value: int) -> None:

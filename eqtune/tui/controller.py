@@ -186,6 +186,8 @@ class SessionController:
         from eqtune.drivers.cmis_doctor import diagnose
         from eqtune.errors import EqtuneError
 
+        if self.module is None:
+            return {}
         try:
             return diagnose(self.module).to_dict()
         except (AttributeError, TypeError, EqtuneError):
