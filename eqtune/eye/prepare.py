@@ -14,10 +14,11 @@ methods read the engine's attributes set in ``EyeEngine.__init__`` (``profile``,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from eqtune.arrays import FloatArray
+from eqtune.eye.state import EngineState, RxSide, TxSide
 from eqtune.serdes import filters
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, RX_AMP, TX_EQ, TX_TAP_OFFSETS
 from eqtune.serdes.knobs import MODULE_RX_OUT_KNOBS as MODULE_TX_KNOBS
@@ -31,39 +32,21 @@ N_NEAR = 3  # stage A: cursors on each side of the main one checked as peak dist
 PULSE_CHUNK = 8  # RX settings per pass when preparing the pulses (cache-sized working set)
 
 
-@dataclass(frozen=True)
-class _Tx:
-    kind: str  # "host" or "module"
-    knob_names: tuple[str, ...]  # non-main taps / module codes
-    offsets: np.ndarray  # tap offsets (UI) including 0 (main)
-    rise_time_ps: float
-    snr_db: float
-    amplitude_v: float  # nominal (host TX) amplitude
-
-
-@dataclass(frozen=True)
-class _Rx:
-    kind: str  # "host" (COM CTLE grid + DFE) or "module" (peaking codes, no DFE)
-    settings: np.ndarray  # (C, 2) gdc, gdc2 (dB) per setting
-    labels: tuple[dict[str, float], ...]  # knob values per setting
-    eta0_v2_per_ghz: float
-
-
-class LinkPreparation:
+class LinkPreparation(EngineState):
     """EQ-point-independent set-up of one link (mixin of ``EyeEngine``, see the module docstring)."""
 
     # ------------------------------------------------------------------ set-up
-    def _make_tx(self) -> _Tx:
+    def _make_tx(self) -> TxSide:
         p = self.profile
         if self.direction == "host_rx":
             m = p.module
-            return _Tx("module", MODULE_TX_KNOBS, np.array([-1, 0, 1]), m.driver_rise_time_ps, m.driver_snr_db,
+            return TxSide("module", MODULE_TX_KNOBS, np.array([-1, 0, 1]), m.driver_rise_time_ps, m.driver_snr_db,
                        m.rx_amp_swing_mv_ppd(int(self._knobs[RX_AMP].default)) / 2000.0)
         names = tuple(sorted(p.tx.taps, key=lambda n: TX_TAP_OFFSETS[n]))
         offs = sorted([TX_TAP_OFFSETS[n] for n in names] + [0])
-        return _Tx("host", names, np.array(offs), p.tx.rise_time_ps, p.noise.snr_tx_db, p.tx.amplitude_v)
+        return TxSide("host", names, np.array(offs), p.tx.rise_time_ps, p.noise.snr_tx_db, p.tx.amplitude_v)
 
-    def _make_rx(self) -> _Rx:
+    def _make_rx(self) -> RxSide:
         p = self.profile
         if self.direction == "module_rx":
             m = p.module
@@ -72,14 +55,14 @@ class LinkPreparation:
                                               fz_hz=m.tx_input_fz_ghz * 1e9, fp1_hz=m.tx_input_fp1_ghz * 1e9,
                                               fp2_hz=m.tx_input_fp2_ghz * 1e9)
             settings = np.stack([gdc, np.zeros_like(gdc)], axis=-1)
-            return _Rx("module", settings, tuple({TX_EQ: float(c)} for c in codes), m.tx_input_eta0_v2_per_ghz)
+            return RxSide("module", settings, tuple({TX_EQ: float(c)} for c in codes), m.tx_input_eta0_v2_per_ghz)
         c = p.rx.ctle
         g1 = np.asarray(c.gdc_db.values())
         g2 = np.asarray(c.gdc2_db.values()) if c.gdc2_db is not None else np.zeros(1)
         grid = np.stack(np.meshgrid(g1, g2, indexing="ij"), axis=-1).reshape(-1, 2)
         labels = tuple({CTLE_GDC: float(a), **({CTLE_GDC2: float(b)} if c.gdc2_db is not None else {})}
                        for a, b in grid)
-        return _Rx("host", grid, labels, p.noise.eta0_v2_per_ghz)
+        return RxSide("host", grid, labels, p.noise.eta0_v2_per_ghz)
 
     def _ctle(self, f: np.ndarray, settings: np.ndarray) -> np.ndarray:
         """(C, n_f) receiver EQ transfer functions for ``settings`` (C, 2)."""
@@ -365,13 +348,20 @@ class LinkPreparation:
         sj = self._slope(S)
         self._gj = np.einsum("ckmn,clmn->cmkl", sj, sj)
 
-    def _slope(self, p: np.ndarray) -> np.ndarray:
-        """h_J = (h(t + T/M) - h(t - T/M)) M / 2 in V/UI (93A-28), for cursor matrices (..., M, n)."""
-        nxt = np.concatenate([p[..., 1:, :], np.roll(p[..., :1, :], -1, axis=-1)], axis=-2)
-        prv = np.concatenate([np.roll(p[..., -1:, :], 1, axis=-1), p[..., :-1, :]], axis=-2)
-        nxt[..., -1, -1] = 0.0
-        prv[..., 0, 0] = 0.0
-        return (nxt - prv) * (self.M / 2.0)
+    def _slope(self, p: FloatArray) -> FloatArray:
+        """h_J of cursor matrices (..., M, n) (see ``cursor_slope``)."""
+        return cursor_slope(p, self.M)
+
+
+def cursor_slope(p: FloatArray, M: int) -> FloatArray:
+    """h_J = (h(t + T/M) - h(t - T/M)) M / 2 in V/UI (93A-28), for cursor matrices (..., M, n) with M
+    phases per UI (phase M is phase 0 of the next cursor, phase -1 phase M-1 of the previous one)."""
+    nxt = np.concatenate([p[..., 1:, :], np.roll(p[..., :1, :], -1, axis=-1)], axis=-2)
+    prv = np.concatenate([np.roll(p[..., -1:, :], 1, axis=-1), p[..., :-1, :]], axis=-2)
+    nxt[..., -1, -1] = 0.0
+    prv[..., 0, 0] = 0.0
+    out: FloatArray = (nxt - prv) * (M / 2.0)
+    return out
 
 
 def _peak_index(pulse: np.ndarray) -> int:

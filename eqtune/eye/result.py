@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from eqtune.errors import InputError
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2
 
 if TYPE_CHECKING:  # pragma: no cover
-    from eqtune.eye.engine import EyeEngine
+    from eqtune.eye.detail import Bathtubs, Contour, PointDetail
 
 
 def _clean(v: Any) -> Any:
@@ -73,32 +74,33 @@ class EyeResult:
     dfe_taps: list[float] = field(default_factory=list)
     sampling: str = "best"
     com_probability: float | None = None
-    _engine: EyeEngine | None = field(default=None, repr=False, compare=False)
+    # the small context bathtubs()/contour() need (eqtune.eye.detail), not the engine: a result kept in a
+    # list must not hold the engine's prepared arrays (tens of MB) alive
+    _detail: PointDetail | None = field(default=None, repr=False, compare=False)
 
     @property
     def margin_mv(self) -> float:
         return self.eye_height_min_mv
 
-    def __getstate__(self) -> dict:
-        # never ship the engine (tens of MB of cached pulse responses) across processes
+    def __getstate__(self) -> dict[str, object]:
+        # results cross processes (study executors) as figures only: the per-phase context stays behind
         state = dict(self.__dict__)
-        state["_engine"] = None
+        state["_detail"] = None
         return state
 
-    def bathtubs(self) -> dict[str, Any]:
-        """Vertical and horizontal bathtubs (computed on demand by the engine)."""
-        return self._need_engine().bathtubs(self.eq)
+    def bathtubs(self) -> Bathtubs:
+        """Vertical and horizontal bathtubs at ``ber_target`` (see ``eqtune.eye.detail.PointDetail``)."""
+        return self._need_detail().bathtubs(self.ber_target)
 
-    def contour(self) -> dict[str, Any]:
+    def contour(self) -> Contour:
         """2-D eye contour at ``ber_target``: per phase, per eye, the lower/upper edge (mV)."""
-        return self._need_engine().contour(self.eq)
+        return self._need_detail().contour(self.ber_target)
 
-    def _need_engine(self) -> EyeEngine:
-        if self._engine is None:
-            from eqtune.errors import InputError
-
-            raise InputError("this EyeResult was not produced by an engine: re-run EyeEngine.evaluate")
-        return self._engine
+    def _need_detail(self) -> PointDetail:
+        if self._detail is None:
+            raise InputError("this EyeResult carries no per-phase detail (made by hand, or unpickled): "
+                             "re-run EyeEngine.evaluate, or call EyeEngine.bathtubs(result.eq)")
+        return self._detail
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in (

@@ -20,6 +20,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from eqtune.arrays import FloatArray
+from eqtune.eye.state import EngineState, FloatingDfe
 from eqtune.eye.stateye import grouped_pdfs, q_factor, split_exact
 from eqtune.serdes import equalizers as eqz
 
@@ -91,37 +93,16 @@ class EyeRun:
 _Rows = TypeVar("_Rows", StageA, StageB, EyeRun)
 
 
-class EyeStages:
+class EyeStages(EngineState):
     """Stage A (all phases) and stage B (sampling phase) of the statistical eye (mixin of ``EyeEngine``)."""
 
     def _full_p(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Equalized cursor matrices (B, M, n_out) in V: amp * sum_k c_k * shifted rows (93A-21)."""
         return np.einsum("bk,bkmn->bmn", taps, self._stack[idx]) * amp[:, None, None]
 
-    def _residual(self, v: np.ndarray, fixed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE, for cursor vectors v (..., n).
-
-        ``fixed`` (..., nb + fw): the feedback amounts (V) the DFE subtracts, adapted elsewhere (at the
-        sampling phase): the residual is then h(k) - fixed(k) on the DFE's taps, with no re-adaptation. A
-        receiver adapts its DFE once, at its sampling phase; its taps stay put while the eye is probed at
-        other phases (the horizontal eye, bathtubs), as in the bit-by-bit simulator."""
-        n0 = self.n_pre
-        h0 = v[..., n0]
-        post = v[..., n0 + 1:]
-        nb = len(self._b_max)
-        if fixed is not None:
-            k = fixed.shape[-1]
-            return h0, np.concatenate([v[..., :n0], post[..., :k] - fixed, post[..., k:]], axis=-1)
-        parts = [v[..., :n0]]
-        if nb:
-            parts.append(eqz.dfe_zero_forcing(h0, post[..., :nb], self._b_min, self._b_max))
-        rest = post[..., nb:]
-        if self._fw:
-            groups, per, _, bmax = self._float
-            parts.append(eqz.floating_dfe_residual(h0, rest[..., :self._fw], groups, per, bmax))
-            rest = rest[..., self._fw:]
-        parts.append(rest)
-        return h0, np.concatenate(parts, axis=-1)
+    def _residual(self, v: FloatArray, fixed: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+        """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE (see ``dfe_residual``)."""
+        return dfe_residual(v, fixed, self.n_pre, self._b_min, self._b_max, self._fw, self._float)
 
     def _feedback(self, v: np.ndarray) -> np.ndarray:
         """The amounts (V) the DFE (fixed and floating taps) subtracts from the post-cursors of cursor
@@ -493,6 +474,36 @@ class EyeStages:
             held = r.a.eh
         return self._exact_width(taps, amp, idx, r.j, held, r.eh_min, fixed, r.a, xt, ber)
 
+
+
+def dfe_residual(v: FloatArray, fixed: FloatArray | None, n_pre: int, b_min: FloatArray, b_max: FloatArray,
+                 fw: int, floating: FloatingDfe | None) -> tuple[FloatArray, FloatArray]:
+    """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE, for cursor vectors v (..., n).
+
+    ``n_pre`` precursors precede the cursor; the DFE has ``len(b_max)`` fixed taps clipped to
+    [b_min, b_max] (93A-26/27) and ``fw`` floating taps (``floating``: groups, taps per group, span, |b|
+    max). ``fixed`` (..., nb + fw): the feedback amounts (V) the DFE subtracts, adapted elsewhere (at the
+    sampling phase): the residual is then h(k) - fixed(k) on the DFE's taps, with no re-adaptation. A
+    receiver adapts its DFE once, at its sampling phase; its taps stay put while the eye is probed at
+    other phases (the horizontal eye, bathtubs), as in the bit-by-bit simulator."""
+    n0 = n_pre
+    h0 = v[..., n0]
+    post = v[..., n0 + 1:]
+    nb = len(b_max)
+    if fixed is not None:
+        k = fixed.shape[-1]
+        return h0, np.concatenate([v[..., :n0], post[..., :k] - fixed, post[..., k:]], axis=-1)
+    parts = [v[..., :n0]]
+    if nb:
+        parts.append(eqz.dfe_zero_forcing(h0, post[..., :nb], b_min, b_max))
+    rest = post[..., nb:]
+    if fw:
+        assert floating is not None  # fw > 0 only with floating taps (LinkPreparation._precompute_forms)
+        groups, per, _, bmax = floating
+        parts.append(eqz.floating_dfe_residual(h0, rest[..., :fw], groups, per, bmax))
+        rest = rest[..., fw:]
+    parts.append(rest)
+    return h0, np.concatenate(parts, axis=-1)
 
 
 def _take_rows(d: _Rows, rows: np.ndarray, n: int) -> _Rows:
