@@ -55,11 +55,11 @@ import numpy as np
 from eqtune.channel import elements
 from eqtune.channel.grid import DEFAULT_DF_HZ, default_grid, resample
 from eqtune.channel.mixedmode import normalize_port_order
-from eqtune.channel.model import Aggressor, Channel
+from eqtune.channel.model import Aggressor, Channel, Modulation, is_modulation
 from eqtune.errors import ChannelError, ConfigError, EqtuneError
 
 DEFAULT_BAUD_GBD = 53.125
-DEFAULT_MODULATION = "PAM4"
+DEFAULT_MODULATION: Modulation = "PAM4"
 DEFAULT_PROFILE = "host-lr-112g"
 TOP_KEYS = {"name", "description", "baud_gbd", "modulation", "serdes_profile", "temperature_c", "df_mhz",
             "fmax_ghz", "termination_ohm", "segments", "aggressors"}
@@ -147,7 +147,7 @@ def _ports(where: str, v: Any) -> tuple[int, int, int, int] | None:
     if (not isinstance(v, list) or len(v) != 4
             or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v) or len(set(v)) != 4):
         raise ConfigError(f"{where}.ports: give four distinct 1-based port numbers [TX+, TX-, RX+, RX-], got {v!r}")
-    return tuple(v)  # type: ignore[return-value]
+    return (v[0], v[1], v[2], v[3])
 
 
 def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
@@ -215,7 +215,7 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
     _check_keys(where, doc, TOP_KEYS)
     baud = _num(f"{where}: baud_gbd", doc.get("baud_gbd", DEFAULT_BAUD_GBD), positive=True)
     modulation = str(doc.get("modulation", DEFAULT_MODULATION)).upper()
-    if modulation not in MODULATIONS:
+    if not is_modulation(modulation):
         raise ConfigError(f"{where}: modulation: {doc['modulation']!r} is unknown; use {', '.join(MODULATIONS)}")
     temp = temperature_c if temperature_c is not None else doc.get("temperature_c", 25.0)
     temp = _num(f"{where}: temperature_c", temp)
@@ -315,7 +315,8 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
         elif kind == "series_l":
             blocks.append(elements.series_l(grid, val))
         elif kind == "com_package":
-            blocks.append(_com_package(grid, *val, where=where))
+            case, side = val
+            blocks.append(_com_package(grid, case, side, where=where))
     s = elements.cascade_all(blocks)
     term = doc.get("termination_ohm")
     if term is not None:
@@ -349,7 +350,7 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
             amp = a.get("amplitude_v")
             amp = None if amp is None else _num(f"{w}.amplitude_v", amp, positive=True)
             xs = resample(d.freqs_hz, d.s[:, 1:2, 0:1], grid)[:, 0, 0]
-            aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind=kind, sdd21=xs, amplitude_v=amp))
+            aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind="FEXT" if kind == "FEXT" else "NEXT", sdd21=xs, amplitude_v=amp))
             agg_orders.append({"name": aggs[-1].name, "port_order": d.port_order,
                                "detected": d.port_order_detected})
 

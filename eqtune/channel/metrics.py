@@ -158,7 +158,7 @@ def delay_s(channel: Channel) -> float:
     return float(t[i - 1] + (0.5 * final - y0) / (y1 - y0) * (t[i] - t[i - 1]))
 
 
-def summary(channel: Channel) -> dict:
+def summary(channel: Channel) -> dict[str, object]:
     """The figures ``eqtune channel show`` prints (JSON-safe)."""
     fn = channel.nyquist_hz
     out = {
@@ -169,8 +169,8 @@ def summary(channel: Channel) -> dict:
         "serdes_profile": channel.serdes_profile,
         "nyquist_ghz": fn / 1e9,
         "il_nyquist_db": round(il_db(channel, fn), 3),
-        "rl_nyquist_db": None if channel.sdd11 is None else round(rl_db(channel, fn, 1), 3),
-        "rl2_nyquist_db": None if channel.sdd22 is None else round(rl_db(channel, fn, 2), 3),
+        "rl_nyquist_db": _round(rl_db(channel, fn, 1), 3),
+        "rl2_nyquist_db": _round(rl_db(channel, fn, 2), 3),
         "ild_rms_db": round(ild_rms_db(channel), 4),
         "port_order": channel.port_order,
         "port_order_detected": bool(channel.meta.get("port_order_detected", False)),
@@ -186,3 +186,8 @@ def summary(channel: Channel) -> dict:
     if icn is not None:
         out["icn_mv"] = round(icn, 4)
     return out
+
+
+def _round(x: float | None, digits: int) -> float | None:
+    """``round`` that passes None through (no reflection data)."""
+    return None if x is None else round(x, digits)

@@ -41,28 +41,38 @@ bathtubs, contours, pulse/noise details).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
+from eqtune.arrays import FloatArray
 from eqtune.channel.model import Channel
 from eqtune.errors import EqRangeError, InputError
 from eqtune.eye.detail import Bathtubs, Contour, Density, PointDetail
-from eqtune.eye.points import DERIVED_KEYS, KNOWN_KNOBS, PointParser  # noqa: F401 - re-exported
+from eqtune.eye.points import DERIVED_KEYS as DERIVED_KEYS  # re-exported
+from eqtune.eye.points import KNOWN_KNOBS as KNOWN_KNOBS  # re-exported
+from eqtune.eye.points import PointParser
 from eqtune.eye.prepare import LinkPreparation
 from eqtune.eye.result import BatchResult, EyeResult
 from eqtune.eye.stages import EyeRun, EyeStages
+from eqtune.eye.state import Sampling
 from eqtune.eye.stateye import symbol_levels, symbol_variance
 from eqtune.serdes.knobs import (
     CTLE_KNOBS,
-    DIRECTIONS,
-    KNOB_DIRECTION,  # noqa: F401 - re-exported (eqtune.eye.KNOB_DIRECTION)
     MODULE_TX_IN_KNOBS,
+    Constraint,
     EqPoint,
     Knob,
     KnobSpace,
+    is_direction,
+)
+from eqtune.serdes.knobs import (
+    DIRECTIONS as DIRECTIONS,  # re-exported
+)
+from eqtune.serdes.knobs import (
+    KNOB_DIRECTION as KNOB_DIRECTION,  # re-exported (eqtune.eye.KNOB_DIRECTION)
 )
 from eqtune.serdes.knobs import MODULE_RX_OUT_KNOBS as MODULE_TX_KNOBS
 from eqtune.serdes.knobs import TX_FFE_KNOBS as HOST_TX_KNOBS
@@ -111,7 +121,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
     def __init__(self, channel: Channel | str, profile: str | SerdesProfile | None = None, *,
                  direction: str = "host_rx", ber: float = 1e-6, samples_per_ui: int = 32,
                  k_exact: int = 16, package_case: int | None = None, sampling: str | None = None) -> None:
-        if direction not in DIRECTIONS:
+        if not is_direction(direction):
             raise InputError(f"direction {direction!r} is unknown: use one of {', '.join(DIRECTIONS)}")
         if sampling is None:
             sampling = "mm" if direction == "serdes" else "best"
@@ -119,7 +129,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
             raise InputError(f"sampling {sampling!r} is unknown: use 'mm' (Mueller-Muller, the COM standard's "
                              "phase) or 'best' (the phase with the best eye, for receivers that search it)")
         # COM mode (the serdes direction): COM at DER_0, per-cursor dual-Dirac jitter (93A.1.7)
-        self.sampling = sampling
+        self.sampling = cast(Sampling, sampling)  # checked against SAMPLINGS just above
         self.com_mode = direction == "serdes"
         self.ber = check_ber(ber)
         if not (isinstance(samples_per_ui, (int, np.integer)) and 4 <= samples_per_ui <= 256):
@@ -187,7 +197,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         names = tuple(names) if names is not None else self._default_names()
         knobs = tuple(self.knob(n) for n in names)
         fixed = {str(k): self.knob(k).check(float(v)) for k, v in (fixed or {}).items()}
-        constraints = ()
+        constraints: tuple[Constraint, ...] = ()
         taps = [n for n in HOST_TX_KNOBS if n in names or n in fixed]
         if self._tx.kind == "host" and any(n in names for n in taps):
             limit = 1.0 - self.profile.tx.c0_min
@@ -198,7 +208,8 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
                 sn = list(space_names)
                 m = np.atleast_2d(np.asarray(matrix, dtype=float))
                 s = np.abs(m[:, [sn.index(c) for c in cols]]).sum(axis=1) + fixed_sum
-                return s <= limit + 1e-9
+                ret: np.ndarray = s <= limit + 1e-9
+                return ret
 
             constraints = (tx_sum_constraint,)
         return KnobSpace(knobs, constraints, fixed)
@@ -231,7 +242,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         else:
             plist = [{**base, **dict(p)} for p in points]
         parts = [self._run(plist[s:s + chunk], ber) for s in range(0, len(plist), chunk)] if plist else []
-        def cat(fn):
+        def cat(fn: Callable[[EyeRun], FloatArray]) -> FloatArray:
             return np.concatenate([fn(r) for r in parts]) if parts else np.zeros(0)
         st = self._rx.settings
         is_host = self._rx.kind == "host"
@@ -239,7 +250,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
             eye_height_min_mv=cat(lambda r: r.eh_min * 1e3),
             eye_height_mv=(np.concatenate([r.b.eh * 1e3 for r in parts]) if parts
                            else np.zeros((0, len(self.spacing)))),
-            com_db=cat(lambda r: r.b.com), eye_width_ui=cat(lambda r: r.ew),
+            com_db=cat(lambda r: r.b.com), eye_width_ui=cat(lambda r: r.eye_width),
             vec_db=cat(lambda r: r.vec), ber_estimate=cat(lambda r: r.b.ser),
             sample_phase_ui=cat(lambda r: (r.j - self.M // 2) / self.M),
             ctle_gdc=cat(lambda r: st[r.idx, 0] if is_host else np.full(len(r.idx), np.nan)),
@@ -258,8 +269,8 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         eh = (b.eh[i] * 1e3).tolist()
         eh_min = float(r.eh_min[i])
         return EyeResult(
-            eye_height_mv=eh, eye_height_min_mv=eh_min * 1e3, eye_width_ui=float(r.ew[i]),
-            eye_width_ps=float(r.ew[i]) * self.ui_s * 1e12, vec_db=float(r.vec[i]), com_db=float(b.com[i]),
+            eye_height_mv=eh, eye_height_min_mv=eh_min * 1e3, eye_width_ui=float(r.eye_width[i]),
+            eye_width_ps=float(r.eye_width[i]) * self.ui_s * 1e12, vec_db=float(r.vec[i]), com_db=float(b.com[i]),
             sample_phase_ui=(j - self.M // 2) / self.M, ber_target=ber, ber_estimate=float(b.ser[i]),
             modulation=self.modulation, baud_gbd=self.baud_gbd, eq=self._eq_used(r, i), closed=bool(eh_min <= 0),
             direction=self.direction, cursor_mv=float(r.h0[i]) * 1e3,

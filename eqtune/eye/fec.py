@@ -92,7 +92,8 @@ def _q(x: np.ndarray | float) -> np.ndarray:
     """Gaussian tail Q(x) = 0.5 erfc(x / sqrt 2)."""
     from scipy.special import ndtr
 
-    return ndtr(-np.asarray(x, dtype=float))
+    ret: np.ndarray = ndtr(-np.asarray(x, dtype=float))
+    return ret
 
 
 def sigma_for_ser(ser: float) -> float:
@@ -165,7 +166,8 @@ def stationary(t: np.ndarray) -> np.ndarray:
     rhs[-1] = 1.0
     pi, *_ = np.linalg.lstsq(a, rhs, rcond=None)
     pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
+    ret: np.ndarray = pi / pi.sum()
+    return ret
 
 
 def codeword_error_distribution(chain: ErrorChain, *, n: int = RS_N, t: int = RS_T,
@@ -194,7 +196,8 @@ def codeword_error_distribution(chain: ErrorChain, *, n: int = RS_N, t: int = RS
         if rows == t + 2:
             nv[-1] += bad[-1]  # saturate at t + 1
         v = nv @ a_skip if interleave > 1 else nv
-    return v.sum(axis=1)
+    ret: np.ndarray = v.sum(axis=1)
+    return ret
 
 
 def _one_blas_thread():

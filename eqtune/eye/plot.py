@@ -153,7 +153,8 @@ def text_eye(dens: Mapping[str, Any], con: Mapping[str, Any] | None = None, *, w
 
     def nearest(phases: np.ndarray) -> np.ndarray:
         d = (phases[None, :] - cols[:, None] + 0.5) % 1.0 - 0.5  # circular distance in UI
-        return np.abs(d).argmin(axis=1)
+        ret: np.ndarray = np.abs(d).argmin(axis=1)
+        return ret
 
     j = nearest(ph)
     edges = np.linspace(v.max(), v.min(), height + 1)  # top row first

@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from eqtune.arrays import FloatArray
+from eqtune.arrays import ComplexArray, FloatArray, IntArray
+from eqtune.channel.model import Aggressor as ChannelAggressor
 from eqtune.eye.state import EngineState, RxSide, TxSide
 from eqtune.serdes import filters
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, RX_AMP, TX_EQ, TX_TAP_OFFSETS
@@ -102,7 +103,8 @@ class LinkPreparation(EngineState):
             slope = np.angle(x[-1] / x[-2]) / (fc[-1] - fc[-2]) if abs(x[-2]) > 0 else 0.0  # rad/Hz
             u = (f[ext] - f_max) / (0.25 * f_max)
             out[ext] = x[-1] * 0.5 * (1 + np.cos(np.pi * u)) * np.exp(1j * slope * (f[ext] - f_max))
-        return out
+        ret: np.ndarray = out
+        return ret
 
     def _packaged_s21(self, sdd21: np.ndarray, sdd11: np.ndarray | None, sdd22: np.ndarray | None,
                       tx_role: str) -> np.ndarray:
@@ -132,7 +134,7 @@ class LinkPreparation(EngineState):
             return self._interp(self._packaged_s21(ch.sdd21, ch.sdd11, ch.sdd22, "tx"), f)
         return self._interp(ch.sdd21, f)
 
-    def _aggressor_h(self, ag, f: np.ndarray) -> np.ndarray:
+    def _aggressor_h(self, ag: ChannelAggressor, f: FloatArray) -> ComplexArray:
         """An aggressor's coupling on the FFT grid: through its packages in the serdes direction (93A.1.2;
         the aggressor files carry only SDD21 here, so the coupling's own reflections are left out)."""
         if self.direction == "serdes" and self.package_case:
@@ -234,6 +236,7 @@ class LinkPreparation(EngineState):
             # the instant the FFE was adapted for)
             self._ipk_c[sl] = [_peak_index(x) for x in p]
             if ffe_offs is not None:
+                assert self._rx_ffe_w is not None and ffe_basis is not None  # made with ffe_offs above
                 n2 = eta0 * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
                 w = np.stack([self._rx_ffe_weights(x, ffe_offs, float(v)) for x, v in zip(p, n2)])
                 self._rx_ffe_w[sl] = w
@@ -279,17 +282,18 @@ class LinkPreparation(EngineState):
         nb = len(self._b_max)
         n = np.array([k for k in range(-N_PRE_UI, RX_FFE_SPAN_UI + 1) if k != 0 and not (1 <= k <= nb)])
 
-        def h(k):
+        def h(k: IntArray | int) -> FloatArray:
             idx = ipk + np.asarray(k) * M
             return np.where((idx >= 0) & (idx < len(pulse)), pulse[np.clip(idx, 0, len(pulse) - 1)], 0.0)
 
         a = np.stack([h(n - d) for d in offs], axis=-1)  # y[n] = sum_k w_k h[n - d_k]
-        g = np.array([h(-d) for d in offs], dtype=float)
+        g = np.array([h(-d) for d in offs], dtype=np.float64)
         h0 = float(pulse[ipk])
         lam = max(noise_v2, 1e-8 * h0**2) / self.sigma_x2
         r = a.T @ a + lam * np.eye(len(offs))
         x = np.linalg.solve(r, g)
-        return h0 * x / float(g @ x)
+        ret: np.ndarray = h0 * x / float(g @ x)
+        return ret
 
     def _aggressor_grams(self) -> list[np.ndarray]:
         """Per aggressor: FEXT (C, M, K, K) Gram matrices over the FFE shifts; NEXT (C, M) power."""

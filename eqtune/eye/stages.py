@@ -89,6 +89,13 @@ class EyeRun:
     ew: np.ndarray | None = None
     points: list[dict[str, float]] = field(default_factory=list)
 
+    @property
+    def eye_width(self) -> FloatArray:
+        """``ew``, which ``EyeStages._run`` always fills (rows of ``_core(width=False)`` are only trials)."""
+        if self.ew is None:
+            raise RuntimeError("eye width of a trial run was asked for: evaluate the rows with EyeStages._run")
+        return self.ew
+
 
 _Rows = TypeVar("_Rows", StageA, StageB, EyeRun)
 
@@ -98,7 +105,8 @@ class EyeStages(EngineState):
 
     def _full_p(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Equalized cursor matrices (B, M, n_out) in V: amp * sum_k c_k * shifted rows (93A-21)."""
-        return np.einsum("bk,bkmn->bmn", taps, self._stack[idx]) * amp[:, None, None]
+        ret: np.ndarray = np.einsum("bk,bkmn->bmn", taps, self._stack[idx]) * amp[:, None, None]
+        return ret
 
     def _residual(self, v: FloatArray, fixed: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
         """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE (see ``dfe_residual``)."""
@@ -135,7 +143,7 @@ class EyeStages(EngineState):
             hj2 = np.einsum("bcml,bl->bcm", np.einsum("bk,cmkl->bcml", taps, self._gj), taps)
             near = np.einsum("bk,ckmn->bcmn", taps, self._s_near)
             dfe = np.einsum("bk,ckmn->bcmn", taps, self._s_dfe)
-            flt = np.einsum("bk,ckmn->bcmn", taps, self._s_float) if self._fw else None
+            flt = np.einsum("bk,ckmn->bcmn", taps, self._s_float) if self._s_float is not None else None
             a = amp[:, None, None]
             rx2 = self._sigma_rx2[None, :, None]
         else:
@@ -144,7 +152,7 @@ class EyeStages(EngineState):
             hj2 = np.einsum("bml,bl->bm", np.einsum("bk,bmkl->bml", taps, self._gj[idx]), taps)
             near = np.einsum("bk,bkmn->bmn", taps, self._s_near[idx])
             dfe = np.einsum("bk,bkmn->bmn", taps, self._s_dfe[idx])
-            flt = np.einsum("bk,bkmn->bmn", taps, self._s_float[idx]) if self._fw else None
+            flt = np.einsum("bk,bkmn->bmn", taps, self._s_float[idx]) if self._s_float is not None else None
             a = amp[:, None]
             rx2 = self._sigma_rx2[idx][:, None]
         h0 = h0 * a
@@ -166,6 +174,7 @@ class EyeStages(EngineState):
             if fixed is not None:
                 res = flt - fixed[..., nb_all:]
             else:
+                assert self._float is not None  # flt only with floating taps
                 groups, per, _, bmax = self._float
                 res = eqz.floating_dfe_residual(h0, flt, groups, per, bmax)
             isi2 = isi2 - np.sum(flt**2, axis=-1) + np.sum(res**2, axis=-1)
@@ -218,10 +227,10 @@ class EyeStages(EngineState):
         out = np.empty((len(taps), C))
         step = max(1, int(2_000_000 // (C * M)))
         for s in range(0, len(taps), step):
-            a = amp[s:s + step, None, None]
+            a_s = amp[s:s + step, None, None]
             r = inv[s:s + step]
-            var = a**2 * quad[r] + rx2 + self._xt2_approx(amp[s:s + step])
-            out[s:s + step] = (a * lin[r] - q2 * np.sqrt(var)).max(axis=-1)
+            var = a_s**2 * quad[r] + rx2 + self._xt2_approx(amp[s:s + step])
+            out[s:s + step] = (a_s * lin[r] - q2 * np.sqrt(var)).max(axis=-1)
         return out
 
     def _xtalk(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -269,7 +278,7 @@ class EyeStages(EngineState):
         tails = np.empty(half.shape)
         for rows, pdf in grouped_pdfs(big, sigma, add, self.levels, h0):
             q[rows] = pdf.quantile(ber)
-            if q_com is not q:
+            if q_com is not q and p_com is not None:
                 q_com[rows] = pdf.quantile(p_com)
             tails[rows] = pdf.tail_at(half[rows])  # P(Y > d_e h0 / 2): one side of one eye
         eh = self.spacing[None, :] * h0[:, None] - 2.0 * q[:, None]  # (R, n_eyes)
@@ -421,7 +430,8 @@ class EyeStages(EngineState):
 
     def _cursors(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Equalized cursors (B, n_out) in V of rows ``(taps, amp, idx)`` sampled at phase ``j`` (B,)."""
-        return np.einsum("bk,bkn->bn", taps, self._stack[idx, :, j, :]) * amp[:, None]
+        ret: np.ndarray = np.einsum("bk,bkn->bn", taps, self._stack[idx, :, j, :]) * amp[:, None]
+        return ret
 
     def _slope_cursors(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, j: np.ndarray) -> np.ndarray:
         """h_J(n) = (h(t_s + nT + T/M) - h(t_s + nT - T/M)) M / 2 in V/UI (93A-28) at phase ``j`` (B, n_out);
@@ -433,7 +443,8 @@ class EyeStages(EngineState):
         nxt[w] = np.concatenate([nxt[w][:, 1:], np.zeros((int(w.sum()), 1))], axis=-1)
         w = j - 1 < 0
         prv[w] = np.concatenate([np.zeros((int(w.sum()), 1)), prv[w][:, :-1]], axis=-1)
-        return (nxt - prv) * (M / 2.0)
+        ret: np.ndarray = (nxt - prv) * (M / 2.0)
+        return ret
 
     def _mm_phase(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, fallback: np.ndarray) -> np.ndarray:
         """Sampling phase by the Mueller-Muller criterion of 93A.1.6 (93A-25 with 93A-26):
@@ -509,7 +520,7 @@ def dfe_residual(v: FloatArray, fixed: FloatArray | None, n_pre: int, b_min: Flo
 def _take_rows(d: _Rows, rows: np.ndarray, n: int) -> _Rows:
     """Rows ``rows`` of every array with ``n`` rows in the result ``d`` (nested results too); other values
     as they are."""
-    out = {}
+    out: dict[str, object] = {}
     for f in fields(d):
         v = getattr(d, f.name)
         if isinstance(v, (StageA, StageB)):
@@ -518,4 +529,4 @@ def _take_rows(d: _Rows, rows: np.ndarray, n: int) -> _Rows:
             out[f.name] = v[rows]
         else:
             out[f.name] = v
-    return replace(d, **out)
+    return replace(d, **out)  # type: ignore[arg-type]  # field-by-field copy of d's own values

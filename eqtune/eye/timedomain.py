@@ -137,7 +137,8 @@ def prbs_q(order: int, n_symbols: int | None = None) -> np.ndarray:
         raise InputError(f"PRBS{order}Q is not defined: IEEE 802.3 has PRBS13Q and PRBS31Q")
     n = (1 << order) - 1 if n_symbols is None else int(n_symbols)
     bits = prbs_bits(order, 2 * n)
-    return _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+    ret: np.ndarray = _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+    return ret
 
 
 def pattern_symbols(pattern: str, modulation: Modulation, n_symbols: int | None = None,
@@ -160,13 +161,15 @@ def pattern_symbols(pattern: str, modulation: Modulation, n_symbols: int | None 
     if mod == "PAM4":  # 2 bits per symbol, Gray-coded (120.5.7.1)
         n = ((1 << order) - 1) if n_symbols is None else int(n_symbols)
         bits = prbs_bits(order, 2 * n)
-        return _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+        ret: np.ndarray = _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+        return ret
     # PAM6: 5 bits -> two symbols (eqtune's own mapping, see module docstring)
     n = ((1 << order) - 1) if n_symbols is None else int(n_symbols)
     n_groups = (n + 1) // 2
     bits = prbs_bits(order, 5 * n_groups).reshape(n_groups, 5)
     v = bits @ (1 << np.arange(4, -1, -1))
-    return _PAM6_PAIRS[v].reshape(-1)[:n].astype(np.int8)
+    ret: np.ndarray = _PAM6_PAIRS[v].reshape(-1)[:n].astype(np.int8)
+    return ret
 
 
 def _pam6_pairs() -> np.ndarray:
@@ -529,7 +532,8 @@ def _first_crossing(grid: np.ndarray, tail: np.ndarray, p: float, *, descending:
         # den == 0: both ends already beyond p (a zero-noise delta at the grid end): take the outer one
         fr = np.where(np.abs(den) > 0, (p - t0) / den, 0.0 if descending else 1.0)
     fr = np.clip(fr, 0.0, 1.0)
-    return grid[i0] + fr * (grid[i1] - grid[i0])
+    ret: np.ndarray = grid[i0] + fr * (grid[i1] - grid[i0])
+    return ret
 
 
 def _eye_width(eh_min: np.ndarray, j: int) -> float:

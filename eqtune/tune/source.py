@@ -486,7 +486,8 @@ def _sub_constraint(c: Any, names: Sequence[str]):
 
     def wrapped(matrix: np.ndarray, all_names: Sequence[str]) -> np.ndarray:
         cols = [list(all_names).index(n) for n in names]
-        return c(np.asarray(matrix)[:, cols], names)
+        ret: np.ndarray = c(np.asarray(matrix)[:, cols], names)
+        return ret
 
     return wrapped
 

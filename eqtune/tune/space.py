@@ -86,7 +86,8 @@ class IndexedSpace:
 
     def scaled(self, idx: np.ndarray) -> np.ndarray:
         """Level indices scaled to [0, 1] per knob (the GP's input space)."""
-        return np.atleast_2d(np.asarray(idx, dtype=float)) / self._den
+        ret: np.ndarray = np.atleast_2d(np.asarray(idx, dtype=float)) / self._den
+        return ret
 
     def key_of(self, point: Mapping[str, float], *, option: str = "point") -> Key:
         """Level indices of a point (only the tuned knobs are read; others are ignored)."""

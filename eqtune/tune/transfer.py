@@ -43,7 +43,8 @@ class PriorModel:
         self.sd = sd
 
     def _keys(self, X: np.ndarray) -> np.ndarray:
-        return np.rint(np.asarray(X)[:, : self.d] * self.den).astype(np.int64)
+        ret: np.ndarray = np.rint(np.asarray(X)[:, : self.d] * self.den).astype(np.int64)
+        return ret
 
     def predict(self, X: np.ndarray, return_std: bool = False, **_: Any):
         out = self.gp.predict(X, return_std=return_std)

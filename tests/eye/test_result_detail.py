@@ -65,7 +65,7 @@ def test_result_context_is_small_and_stays_out_of_pickles():
     size = sum(v.nbytes for v in vars(d).values() if isinstance(v, np.ndarray))
     prepared = sum(v.nbytes for v in vars(eng).values() if isinstance(v, np.ndarray))
     assert size < prepared / 20  # the point's (M x n_out) matrix, not the (C x K x M x n_out) stack
-    back = pickle.loads(pickle.dumps(res))
+    back = pickle.loads(pickle.dumps(res))  # noqa: S301 - our own bytes, just produced
     assert back == res and back._detail is None
     with pytest.raises(InputError, match="EyeEngine.bathtubs"):
         back.bathtubs()
