@@ -42,6 +42,7 @@ shorter than a codeword (5440 bits).
 from __future__ import annotations
 
 import math
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from itertools import product
 from typing import Any
@@ -200,7 +201,7 @@ def codeword_error_distribution(chain: ErrorChain, *, n: int = RS_N, t: int = RS
     return ret
 
 
-def _one_blas_thread():
+def _one_blas_thread() -> AbstractContextManager[object]:
     """threadpoolctl's limit to one BLAS thread (a no-op context when it is not installed)."""
     try:
         from threadpoolctl import threadpool_limits
@@ -208,7 +209,8 @@ def _one_blas_thread():
         from contextlib import nullcontext
 
         return nullcontext()
-    return threadpool_limits(1)
+    limits: AbstractContextManager[object] = threadpool_limits(1)
+    return limits
 
 
 def fec_analysis(taps: list[float] | tuple[float, ...], ser: float, *, precoding: bool = False,

@@ -523,7 +523,9 @@ def _take_rows(d: _Rows, rows: np.ndarray, n: int) -> _Rows:
     out: dict[str, object] = {}
     for f in fields(d):
         v = getattr(d, f.name)
-        if isinstance(v, (StageA, StageB)):
+        if isinstance(v, StageA):
+            out[f.name] = _take_rows(v, rows, n)
+        elif isinstance(v, StageB):
             out[f.name] = _take_rows(v, rows, n)
         elif isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n:
             out[f.name] = v[rows]

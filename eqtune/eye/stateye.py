@@ -64,7 +64,8 @@ def split_exact(cursors: np.ndarray, k_exact: int) -> tuple[np.ndarray, np.ndarr
     return big, np.sum(rest**2, axis=-1)
 
 
-def _grid_inputs(cursors, sigma_v, a_dd_v, levels, h0_v):
+def _grid_inputs(cursors: np.ndarray, sigma_v: np.ndarray | float, a_dd_v: np.ndarray | float, levels: np.ndarray,
+                 h0_v: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r = cursors.shape[0]
     sigma = np.broadcast_to(np.asarray(sigma_v, dtype=float), (r,)).copy()
     add = np.broadcast_to(np.abs(np.asarray(a_dd_v, dtype=float)), (r,))

@@ -56,12 +56,15 @@ then ``lower_edge(level i+1) - upper_edge(level i)``, both at that tail probabil
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from scipy.special import ndtr  # standard normal CDF Phi(x); Q(x) = ndtr(-x)
 
 from eqtune.errors import InputError
+
+if TYPE_CHECKING:
+    from eqtune.eye.engine import EyeEngine
 
 # Generator polynomial exponents (t_k of 1 + sum x^t_k), see the module docstring for sources.
 PRBS_TAPS: dict[int, tuple[int, ...]] = {
@@ -168,8 +171,8 @@ def pattern_symbols(pattern: str, modulation: Modulation, n_symbols: int | None 
     n_groups = (n + 1) // 2
     bits = prbs_bits(order, 5 * n_groups).reshape(n_groups, 5)
     v = bits @ (1 << np.arange(4, -1, -1))
-    ret: np.ndarray = _PAM6_PAIRS[v].reshape(-1)[:n].astype(np.int8)
-    return ret
+    pam6: np.ndarray = _PAM6_PAIRS[v].reshape(-1)[:n].astype(np.int8)
+    return pam6
 
 
 def _pam6_pairs() -> np.ndarray:
@@ -247,7 +250,7 @@ class TimeDomainResult:
     def eye_height_mv(self) -> list[float]:
         return [1e3 * float(x) for x in self.eye_height_v]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         def f(x: float) -> float | None:
             return float(x) if np.isfinite(x) else None
 
@@ -561,7 +564,7 @@ def _eye_width(eh_min: np.ndarray, j: int) -> float:
     return min(w, float(M))
 
 
-def simulate_point(engine, point: dict[str, float] | None = None, *, ber_target: float = 1e-3,
+def simulate_point(engine: EyeEngine, point: dict[str, float] | None = None, *, ber_target: float = 1e-3,
                    jitter: Literal["tx", "slope", "sampling"] = "tx", n_symbols: int = 1 << 17,
                    pattern: str | None = None, seed: int = 0) -> TimeDomainResult:
     """The simulator on an ``EyeEngine``'s own inputs for ``point`` (public engine API only).
@@ -577,7 +580,7 @@ def simulate_point(engine, point: dict[str, float] | None = None, *, ber_target:
     lv = np.asarray(nb.levels, dtype=float)
     n = lv.size
     rlm = float(lv[-2] * (n - 1) / (n - 3)) if n > 2 else 1.0  # inner level = R_LM (n-3)/(n-1)
-    mod = {2: "NRZ", 4: "PAM4", 6: "PAM6"}[n]
+    mod: Modulation = {2: "NRZ", 4: "PAM4", 6: "PAM6"}[n]  # type: ignore[assignment]  # literal values
     h0 = r.cursor_mv / 1e3
     return simulate(pr.pulse_v, pr.samples_per_ui, cursor_index=pr.cursor_index, modulation=mod, rlm=rlm,
                     pattern=pattern, n_symbols=n_symbols, dfe_taps_v=np.asarray(r.dfe_taps, dtype=float) * h0,

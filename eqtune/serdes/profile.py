@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from eqtune.channel.model import Modulation, is_modulation
 from eqtune.errors import ConfigError
 from eqtune.serdes.knobs import (
     CTLE_GDC,
@@ -138,7 +139,7 @@ class SerdesProfile:
     name: str
     description: str
     baud_gbd: float
-    modulation: str
+    modulation: Modulation
     tx: TxSpec
     rx: RxSpec
     noise: NoiseSpec
@@ -264,7 +265,7 @@ def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
                 v = float(v)
             mkw[k] = v
         modulation = str(data.get("modulation", "PAM4")).upper()
-        if modulation not in MODULATION_LEVELS:
+        if not is_modulation(modulation):
             raise ConfigError(f"{where}: modulation {modulation!r} unknown: use NRZ, PAM4 or PAM6")
         prof = SerdesProfile(name=str(data.get("name", Path(source).stem if source else "profile")),
                              description=str(data.get("description", "")), baud_gbd=float(data.get("baud_gbd", 53.125)),
