@@ -56,7 +56,9 @@ def choose_sim_search(source: Any, budget: int, ispace: Any = None) -> SimSearch
         return SimSearch("gp", nf, budget, None, float("nan"),
                          "the space is too large to enumerate" if nf is None else "the source has no batch mode")
     mid = max(0, nf // 2 - PROBE_POINTS // 2)
-    rows = isp.grid[mid: mid + PROBE_POINTS]
+    grid = isp.grid
+    assert grid is not None  # n_feasible is known, so the grid is enumerated
+    rows = grid[mid: mid + PROBE_POINTS]
     pts = [isp.point(r) for r in rows]
     t0 = time.perf_counter()
     source.measure_batch(pts)

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
 
 import numpy as np
 
@@ -25,9 +25,21 @@ from eqtune.serdes.knobs import (
     KNOB_NAMES,
     METRIC_DEFS,
     SIM_OBJECTIVES,
+    Constraint,
     EqPoint,
+    Knob,
     KnobSpace,
 )
+
+if TYPE_CHECKING:  # the channel and eye rooms are imported lazily (eqtune --help stays fast)
+    from os import PathLike
+    from pathlib import Path
+
+    from eqtune.channel.model import Channel
+    from eqtune.serdes.profile import SerdesProfile
+
+#: a channel as the sources take it: a loaded Channel, a library name, or a path (.toml, .sNp)
+ChannelSpec: TypeAlias = "Channel | str | PathLike[str]"
 
 
 @dataclass
@@ -267,10 +279,10 @@ class SimulationSource:
     ``tx_eq`` -> ``module_rx``); knobs of both directions give the worse of the two links.
     """
 
-    def __init__(self, channel: Any, knobs: Sequence[str] | str | None = None, *,
+    def __init__(self, channel: ChannelSpec, knobs: Sequence[str] | str | None = None, *,
                  objective: str | Mapping[str, float] = "eye_height", corners: Sequence[str] | str | None = None,
-                 ber: float = 1e-6, fixed: Mapping[str, float] | None = None, profile: Any = None,
-                 direction: str | None = None) -> None:
+                 ber: float = 1e-6, fixed: Mapping[str, float] | None = None,
+                 profile: str | SerdesProfile | None = None, direction: str | None = None) -> None:
         from eqtune.eye import EyeEngine
 
         self.weights = parse_objective(objective)
@@ -289,14 +301,16 @@ class SimulationSource:
         base = self._load(channel, None)
         self.channel = base
         # directions -> tuned knob names
+        groups: dict[str, list[str] | None]
         if direction is not None:
             groups = {direction: names}
         elif names is None:
             groups = {"host_rx": None}
         else:
-            groups = {}
+            by_dir: dict[str, list[str]] = {}
             for n in names:
-                groups.setdefault(_DIRECTION_OF[n], []).append(n)
+                by_dir.setdefault(_DIRECTION_OF[n], []).append(n)
+            groups = {d: dn for d, dn in by_dir.items()}
         self._groups = groups
         # one engine per (corner, direction); the nominal channel when there are no corners
         corner_list = self.corners or [Corner("nominal")]
@@ -319,7 +333,9 @@ class SimulationSource:
         if names is not None:
             names = [n for n in names if any(n in (dn or []) for dn in groups.values())]
         # the tuned space: union of the per-direction spaces, in the order asked
-        knobs, constraints, fixed_all = [], [], {}
+        space_knobs: list[Knob] = []
+        constraints: list[Constraint] = []
+        fixed_all: dict[str, float] = {}
         for d, dn in groups.items():
             eng = next(e for _, dd, e in self._engines if dd == d)
             dfixed = {k: v for k, v in fixed.items() if dn is None or k not in dn}
@@ -327,20 +343,20 @@ class SimulationSource:
                 sp = eng.knob_space(dn, fixed=dfixed or None)
             except EqtuneError as exc:
                 raise TuneError(f"--knobs: {exc}") from exc
-            knobs.extend(sp.knobs)
+            space_knobs.extend(sp.knobs)
             constraints.extend(_sub_constraint(c, sp.names) for c in sp.constraints)
             fixed_all.update(sp.fixed)
         if names is not None:
             order = {n: i for i, n in enumerate(names)}
-            knobs.sort(key=lambda k: order.get(k.name, len(order)))
-        self.space = KnobSpace(tuple(knobs), tuple(constraints), fixed_all)
+            space_knobs.sort(key=lambda k: order.get(k.name, len(order)))
+        self.space = KnobSpace(tuple(space_knobs), tuple(constraints), fixed_all)
         self._default = self._default_point()
         self.deterministic = True
         self.calls = 0
 
     # -- construction helpers ------------------------------------------------------------------
     @staticmethod
-    def _load(channel: Any, corner: Corner | None):
+    def _load(channel: ChannelSpec, corner: Corner | None) -> Channel:
         from eqtune.channel import load_channel
 
         if not isinstance(channel, str | bytes) and not hasattr(channel, "__fspath__"):
@@ -357,7 +373,7 @@ class SimulationSource:
                 kw["temperature_c"] = corner.temperature_c
             kw["aggressors"] = bool(corner.aggressors)  # crosstalk only where the corner names it (Corner)
         try:
-            ch = load_channel(channel, **kw)
+            ch = load_channel(cast("str | Path", channel), **kw)  # a name or a path (load_channel takes str(path))
         except EqtuneError as exc:
             if corner is None:
                 raise
@@ -480,7 +496,7 @@ class _BatchRow:
             return arr
 
 
-def _sub_constraint(c: Any, names: Sequence[str]):
+def _sub_constraint(c: Constraint, names: Sequence[str]) -> Constraint:
     """A constraint of a sub-space, applied to the columns of the union space it belongs to."""
     names = tuple(names)
 

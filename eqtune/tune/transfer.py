@@ -22,7 +22,7 @@ starting the surrogate"). Measured in benchmarks/bench_tune_fleet.py.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,8 @@ class PriorModel:
     """What ``GPOptimizer._fit`` returns with a prior: the residual GP plus the prior mean, in the
     optimizer's standardized, negated units (``predict`` as skopt's acquisition functions call it)."""
 
-    def __init__(self, resid_gp: Any, prior_mean, d: int, den: np.ndarray, sd: float) -> None:
+    def __init__(self, resid_gp: Any, prior_mean: Callable[[np.ndarray], np.ndarray], d: int, den: np.ndarray,
+                 sd: float) -> None:
         self.gp = resid_gp
         self.prior_mean = prior_mean  # keys (n, d) -> margins (original units)
         self.d = d
@@ -46,7 +47,8 @@ class PriorModel:
         ret: np.ndarray = np.rint(np.asarray(X)[:, : self.d] * self.den).astype(np.int64)
         return ret
 
-    def predict(self, X: np.ndarray, return_std: bool = False, **_: Any):
+    def predict(self, X: np.ndarray, return_std: bool = False,
+                **_: object) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         out = self.gp.predict(X, return_std=return_std)
         shift = np.asarray(self.prior_mean(self._keys(X)), dtype=float) / self.sd
         if return_std:
@@ -103,7 +105,7 @@ def fit_prior(opt: Any, keys: list[tuple[int, ...]], ys: list[float]) -> dict[st
         keys_arr = np.atleast_2d(keys_arr)
         todo = [tuple(int(v) for v in r) for r in keys_arr if tuple(int(v) for v in r) not in cache]
         if todo and gp is not None:
-            pts = [prior.ispace.point(k) for k in dict.fromkeys(todo)]
+            pts: list[Mapping[str, float]] = [prior.ispace.point(k) for k in dict.fromkeys(todo)]
             mu, _ = prior.posterior(pts)
             cache.update({k: float(v) for k, v in zip(dict.fromkeys(todo), mu)})
         elif todo:
