@@ -6,6 +6,7 @@ All take a :class:`~eqtune.channel.model.Channel` (uniform grid from 0 Hz). Loss
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def delay_s(channel: Channel) -> float:
     return float(t[i - 1] + (0.5 * final - y0) / (y1 - y0) * (t[i] - t[i - 1]))
 
 
-def summary(channel: Channel) -> dict[str, object]:
+def summary(channel: Channel) -> dict[str, Any]:  # JSON-safe figures (eqtune channel show)
     """The figures ``eqtune channel show`` prints (JSON-safe)."""
     fn = channel.nyquist_hz
     out = {
