@@ -28,6 +28,7 @@ import numpy as np
 from eqtune.channel import elements
 from eqtune.channel.mixedmode import se_from_sdd
 from eqtune.channel.trace import INCH, TraceSpec, trace_sparams
+from eqtune.resources import channels_dir
 
 if TYPE_CHECKING:  # scikit-rf is imported lazily
     import skrf
@@ -94,8 +95,6 @@ def _header(path: Path, name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from eqtune.resources import channels_dir
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=channels_dir(), help="output folder (default: the library)")
     args = ap.parse_args(argv)

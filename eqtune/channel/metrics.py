@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from eqtune.channel.grid import resample
 from eqtune.channel.model import Channel
 
 
@@ -88,8 +89,6 @@ def icn_mv(channel: Channel, *, amplitude_v: float = 0.6, rise_ps: float = 9.6) 
 
 def _time_grid_channel(channel: Channel, samples_per_ui: int) -> tuple[np.ndarray, int, float]:
     """SDD21 on the FFT grid of a samples_per_ui x baud sample rate (zero above the channel band)."""
-    from eqtune.channel.grid import resample
-
     fs = samples_per_ui * channel.baud_gbd * 1e9
     n = int(round(fs / channel.df_hz))
     n += n % 2

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from eqtune.arrays import ComplexArray, IntArray
+from eqtune.errors import ChannelError
 
 PORT_ORDERS: dict[str, tuple[int, int, int, int]] = {
     # (tx+, tx-, rx+, rx-), 0-based
@@ -148,8 +149,6 @@ def resolve_port_order(freqs_hz: np.ndarray, s: np.ndarray, port_order: str | No
 
 
 def normalize_port_order(port_order: str, where: str = "") -> str:
-    from eqtune.errors import ChannelError
-
     key = str(port_order).strip().replace(" ", "")
     aliases = {"12/34": "1-2/3-4", "13/24": "1-3/2-4", "1-2,3-4": "1-2/3-4", "1-3,2-4": "1-3/2-4"}
     key = aliases.get(key, key)

@@ -12,10 +12,12 @@ Conventions
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, TypeGuard
 
 import numpy as np
+
+from eqtune.channel.grid import check_uniform_grid, resample
 
 Modulation = Literal["NRZ", "PAM4", "PAM6"]
 MODULATION_NAMES: tuple[Modulation, ...] = ("NRZ", "PAM4", "PAM6")
@@ -69,10 +71,6 @@ class Channel:
         Polar (magnitude / unwrapped phase) interpolation inside the current band; above it a smooth
         raised-cosine roll-off to 0 (see ``eqtune.channel.grid``). Aggressors are resampled too.
         """
-        from dataclasses import replace
-
-        from eqtune.channel.grid import check_uniform_grid, resample
-
         f = np.asarray(freqs_hz, dtype=float)
         check_uniform_grid(f)
 

@@ -48,6 +48,7 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from eqtune.arrays import FloatArray
+from eqtune.channel.library import load_channel
 from eqtune.channel.model import Channel
 from eqtune.errors import EqRangeError, InputError
 from eqtune.eye.detail import Bathtubs, Contour, Density, PointDetail
@@ -135,8 +136,6 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         if not (isinstance(samples_per_ui, (int, np.integer)) and 4 <= samples_per_ui <= 256):
             raise InputError(f"samples_per_ui={samples_per_ui!r} is invalid: use an integer 4..256 (default 32)")
         if isinstance(channel, (str, bytes)) or hasattr(channel, "__fspath__"):
-            from eqtune.channel import load_channel
-
             channel = load_channel(str(channel))
         if not isinstance(channel, Channel):
             raise InputError("EyeEngine needs a Channel: load one with eqtune.channel.load_channel(name_or_path)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from eqtune.channel.library import load_channel
 from eqtune.channel.model import Channel
 from eqtune.errors import EqRangeError
 from eqtune.eye.engine import DERIVED_KEYS, KNOB_DIRECTION, KNOWN_KNOBS, EyeEngine, check_ber
@@ -34,8 +35,6 @@ def evaluate_link(channel: Channel | str, point: Mapping[str, float], ber: float
     report the worst margin. Engines are cached per (channel object, profile, direction)."""
     ber = check_ber(ber)
     if isinstance(channel, str):
-        from eqtune.channel import load_channel
-
         channel = _CHANNELS.get(channel) or _CHANNELS.setdefault(channel, load_channel(channel))
     unknown = [k for k in point if k not in KNOWN_KNOBS and k not in DERIVED_KEYS]
     if unknown:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from eqtune.errors import InputError
+
 if TYPE_CHECKING:  # matplotlib is imported by the callers, lazily
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -198,8 +200,6 @@ def engine_text_eye(eng: EyeEngine, res: EyeResult, *, width: int = 64, height: 
 def save_figure(fig: Figure, path: str, *, dpi: int = 100, option: str = "--plot") -> None:
     """Write a matplotlib figure and close it; an unwritable path is an ``InputError`` naming ``option``."""
     import matplotlib.pyplot as plt
-
-    from eqtune.errors import InputError
 
     try:
         fig.savefig(path, dpi=dpi)

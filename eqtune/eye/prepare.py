@@ -19,6 +19,7 @@ import numpy as np
 
 from eqtune.arrays import ComplexArray, FloatArray, IntArray
 from eqtune.channel.model import Aggressor as ChannelAggressor
+from eqtune.channel.package import cascade, com_package_sparams, flip_ports
 from eqtune.eye.state import EngineState, RxSide, TxSide
 from eqtune.serdes import filters
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, RX_AMP, TX_EQ, TX_TAP_OFFSETS
@@ -112,8 +113,6 @@ class LinkPreparation(EngineState):
         -> RX package (93A-18 cascade; 93A.1.2: the victim through the TX and RX packages, a FEXT aggressor
         through the FEXT package, a NEXT aggressor through the NEXT package, both then through the victim's
         RX package). The package lengths of the chosen case come from the profile (802.3ck sheets)."""
-        from eqtune.channel.package import cascade, com_package_sparams, flip_ports
-
         fc = np.asarray(self.channel.freqs_hz, dtype=float)
         case, prof = self.package_case, self.profile
         s = np.zeros((len(fc), 2, 2), dtype=complex)

@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, TypeGuard
 
+from eqtune.errors import EqRangeError
+
 if TYPE_CHECKING:  # numpy only for the annotations; imported lazily in the methods
     from eqtune.arrays import BoolArray, FloatArray
 
@@ -272,8 +274,6 @@ class Knob:
     def check(self, value: float) -> float:
         """Return ``value`` if it is an allowed value (within 1e-9), else raise EqRangeError."""
         import numpy as np
-
-        from eqtune.errors import EqRangeError
 
         arr = np.asarray(self.values)
         idx = int(np.argmin(np.abs(arr - value)))
