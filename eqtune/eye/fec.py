@@ -45,9 +45,12 @@ import math
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from itertools import product
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from eqtune.eye.result import EyeResult
 
 RS_N = 544  # 802.3 91.5.2.1: RS(544,514) over GF(2^10)
 RS_K = 514
@@ -256,7 +259,7 @@ def _fec_analysis(taps: list[float] | tuple[float, ...], ser: float, *, precodin
     )
 
 
-def fec_from_eye(result: Any, *, precoding: bool = False, n_taps: int = 3, interleave: int = 1) -> FecResult:
+def fec_from_eye(result: EyeResult, *, precoding: bool = False, n_taps: int = 3, interleave: int = 1) -> FecResult:
     """:func:`fec_analysis` of an :class:`~eqtune.eye.result.EyeResult` (its ``dfe_taps`` and
     ``ber_estimate``; a closed eye gives codeword error ratio 1)."""
     if getattr(result, "closed", False) and float(result.ber_estimate) >= 0.5:
@@ -272,7 +275,7 @@ def fec_from_eye(result: Any, *, precoding: bool = False, n_taps: int = 3, inter
 FRAME_LOSS_TARGET = 6.2e-11
 
 
-def fec_objective(result: Any, target: float = FRAME_LOSS_TARGET) -> float:
+def fec_objective(result: EyeResult, target: float = FRAME_LOSS_TARGET) -> float:
     """Tuning objective ``fec``: :func:`fec_margin_decades` of the eye result's codeword error ratio
     (DFE bursts, no precoding), larger is better. Three taps, as in the reports: with two, the
     c2m-16in ranking of rx_post 0 vs 4 inverts (its third tap is -0.14)."""

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from eqtune.errors import InputError
 
@@ -35,8 +36,8 @@ def contour_arrays(con: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.n
     return phase, lo, hi
 
 
-def centre_columns(phase_ui: Any, img: np.ndarray, centre_ui: float | None = None,
-                   v_mv: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def centre_columns(phase_ui: ArrayLike, img: np.ndarray, centre_ui: float | None = None,
+                   v_mv: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Roll an eye image (rows: voltage, columns: phase) so one UI is shown centred on ``centre_ui``.
 
     The eye is periodic in phase (one UI), so rolling is exact. Without ``centre_ui`` the centre is the

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eqtune.serdes.knobs import KnobSpace
+    from eqtune.tune.source import MarginSource
+    from eqtune.tune.space import IndexedSpace
 
 #: the GP's own time per step (ask + tell) in seconds, the mean at 50-70 observations on 5 knobs in
 #: benchmarks/bench_tune.py (docs/tuning.md); used only to compare the two ways of spending a --sim run
@@ -42,7 +47,7 @@ class SimSearch:
         return asdict(self)
 
 
-def choose_sim_search(source: Any, budget: int, ispace: Any = None) -> SimSearch:
+def choose_sim_search(source: MarginSource, budget: int, ispace: IndexedSpace | None = None) -> SimSearch:
     """Exhaustive batch when the feasible grid costs no more than ``budget`` sequential GP steps.
 
     ``source``: a ``SimulationSource`` (``measure_batch``); ``ispace``: its ``IndexedSpace`` (built when
@@ -100,7 +105,7 @@ class LivePlan:
                 f"expected {_duration(self.expected_s)} at {self.dwell_s:g} s dwell")
 
 
-def live_plan(space: Any, *, groups: int, budget: int, dwell_s: float, verify_dwell_s: float | None = None,
+def live_plan(space: KnobSpace, *, groups: int, budget: int, dwell_s: float, verify_dwell_s: float | None = None,
               write_s: float = 0.5, optimizer: str = "gp", remeasure: int = 0) -> LivePlan:
     """The plan of a live session over ``space`` (a ``KnobSpace``): ``budget`` evaluations per lane
     group, each a write (``write_s``, s) plus a ``dwell_s`` measurement; a baseline and a verify dwell

@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # the channel and eye rooms are imported lazily (eqtune --hel
     from pathlib import Path
 
     from eqtune.channel.model import Channel
+    from eqtune.eye.engine import EyeEngine
+    from eqtune.eye.result import EyeResult
     from eqtune.serdes.profile import SerdesProfile
 
 #: a channel as the sources take it: a loaded Channel, a library name, or a path (.toml, .sNp)
@@ -314,7 +316,7 @@ class SimulationSource:
         self._groups = groups
         # one engine per (corner, direction); the nominal channel when there are no corners
         corner_list = self.corners or [Corner("nominal")]
-        self._engines: list[tuple[str, str, Any]] = []
+        self._engines: list[tuple[str, str, EyeEngine]] = []
         for c in corner_list:
             ch = base if (c.temperature_c is None and c.aggressors is None) else self._load(channel, c)
             for d in groups:
@@ -453,17 +455,21 @@ class SimulationSource:
             out.append(Measurement(float(worst[i]), metrics, cost))
         return out
 
-    def evaluate(self, point: EqPoint) -> Any:
+    def evaluate(self, point: EqPoint) -> EyeResult:
         """The full ``EyeResult`` of the worst corner at ``point`` (for reports and plots)."""
-        worst, res_w = np.inf, None
+        worst, res_w, first = np.inf, None, None
         for _, d, eng in self._engines:
             res = eng.evaluate(self._engine_point(point, d))
+            first = res if first is None else first
             s, _ = self._score(res)
             if s < worst:
                 worst, res_w = s, res
-        return res_w
+        # no score below +inf (NaN): the first corner's result, as engine_for() gives the first engine
+        out = res_w if res_w is not None else first
+        assert out is not None  # there is at least one engine (the nominal corner)
+        return out
 
-    def engine_for(self, point: EqPoint) -> Any:
+    def engine_for(self, point: EqPoint) -> EyeEngine:
         """The engine of the worst corner at ``point`` (for the eye plot)."""
         worst, eng_w = np.inf, self._engines[0][2]
         for _, d, eng in self._engines:

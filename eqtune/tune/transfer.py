@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from eqtune.tune.optimizer import GPOptimizer
 
 #: the residual GP's amplitude, as a fraction of the earlier margins' spread (sd of their upper half)
 PRIOR_AMP = 0.25
@@ -80,7 +83,7 @@ def prior_observations(items: Any, names: Sequence[str]) -> list[tuple[dict[str,
     return out
 
 
-def fit_prior(opt: Any, keys: list[tuple[int, ...]], ys: list[float]) -> dict[str, Any]:
+def fit_prior(opt: GPOptimizer, keys: list[tuple[int, ...]], ys: list[float]) -> dict[str, Any]:
     """Fit the prior GP (a GPOptimizer of the same configuration on the earlier observations) and
     return what ``residual_model`` needs: the prior's posterior mean function, its fitted kernel, the
     margin spread and the earlier best key."""
@@ -116,7 +119,7 @@ def fit_prior(opt: Any, keys: list[tuple[int, ...]], ys: list[float]) -> dict[st
     return {"mean": mean, "gp": gp, "spread": spread, "best": tuple(int(v) for v in best)}
 
 
-def residual_model(opt: Any, prior: Mapping[str, Any], X: np.ndarray, keys: np.ndarray, y: np.ndarray,
+def residual_model(opt: GPOptimizer, prior: Mapping[str, Any], X: np.ndarray, keys: np.ndarray, y: np.ndarray,
                    amp: float = PRIOR_AMP) -> tuple[PriorModel, tuple[float, float]]:
     """The residual GP on y - m(x) (m: the prior mean) with the prior fit's kernel, amplitude
     ``amp`` x the prior margins' spread, hyperparameters held; returns the model and (mu, sd)."""

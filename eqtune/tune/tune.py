@@ -21,6 +21,7 @@ from eqtune.tune.source import MarginSource, Measurement, _jsonable, measure_man
 from eqtune.tune.space import Key
 
 if TYPE_CHECKING:  # skopt behind it: imported only when the GP runs
+    from eqtune.serdes.knobs import KnobSpace
     from eqtune.tune.optimizer import GPOptimizer
 
 #: upper bound of the GP's white-noise variance (standardized margins) for a deterministic source
@@ -381,7 +382,7 @@ def tune(
     )
 
 
-def _full(space: Any, p: Mapping[str, float]) -> EqPoint:
+def _full(space: KnobSpace, p: Mapping[str, float]) -> EqPoint:
     out: EqPoint = dict(space.fixed)
     out.update({str(k): float(v) for k, v in p.items()})
     return out
