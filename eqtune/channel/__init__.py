@@ -12,9 +12,13 @@ Public API (imported lazily so ``import eqtune.channel`` stays light)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eqtune.channel.model import Aggressor, Channel
+
+if TYPE_CHECKING:  # the type checker sees the real signatures; at run time they load on first use
+    from eqtune.channel.library import channel_from_definition, list_channels, load_channel
+    from eqtune.channel.metrics import pulse_response, summary
 
 __all__ = ["Aggressor", "Channel", "channel_from_definition", "list_channels", "load_channel", "pulse_response",
            "summary"]
@@ -28,7 +32,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 

@@ -21,12 +21,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from eqtune.channel import elements
 from eqtune.channel.mixedmode import se_from_sdd
 from eqtune.channel.trace import INCH, TraceSpec, trace_sparams
+from eqtune.resources import channels_dir
+
+if TYPE_CHECKING:  # scikit-rf is imported lazily
+    import skrf
 
 CONNECTOR_FREQS_HZ = np.arange(1, 601) * 200e6
 XT_FREQS_HZ = np.arange(0, 1201) * 50e6
@@ -56,7 +61,7 @@ def crosstalk_sdd(freqs_hz: np.ndarray, kind: str, *, length_in: float = 10.0, k
     return elements.two_port(np.zeros_like(x), x)
 
 
-def to_network(freqs_hz: np.ndarray, sdd: np.ndarray, name: str, order: str = "1-2/3-4"):
+def to_network(freqs_hz: np.ndarray, sdd: np.ndarray, name: str, order: str = "1-2/3-4") -> skrf.Network:
     import skrf
 
     s = se_from_sdd(sdd)
@@ -90,8 +95,6 @@ def _header(path: Path, name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from eqtune.resources import channels_dir
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=channels_dir(), help="output folder (default: the library)")
     args = ap.parse_args(argv)

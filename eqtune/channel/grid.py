@@ -74,7 +74,8 @@ def _lerp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
     """Linear interpolation along axis 0 of ``fp`` (any trailing shape); x inside [xp[0], xp[-1]]."""
     i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, xp.size - 2)
     w = ((x - xp[i]) / (xp[i + 1] - xp[i])).reshape((-1,) + (1,) * (fp.ndim - 1))
-    return fp[i] * (1.0 - w) + fp[i + 1] * w
+    ret: np.ndarray = fp[i] * (1.0 - w) + fp[i + 1] * w
+    return ret
 
 
 def resample(freqs_hz: np.ndarray, s: np.ndarray, new_freqs_hz: np.ndarray) -> np.ndarray:

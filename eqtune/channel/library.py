@@ -54,12 +54,16 @@ import numpy as np
 
 from eqtune.channel import elements
 from eqtune.channel.grid import DEFAULT_DF_HZ, default_grid, resample
-from eqtune.channel.mixedmode import normalize_port_order
-from eqtune.channel.model import Aggressor, Channel
+from eqtune.channel.mixedmode import impulse_peak_delay_s, normalize_port_order
+from eqtune.channel.model import Aggressor, Channel, Modulation, is_modulation
+from eqtune.channel.package import com_package_sparams
+from eqtune.channel.touchstone import load_sdd
+from eqtune.channel.trace import from_units, trace_sparams
 from eqtune.errors import ChannelError, ConfigError, EqtuneError
+from eqtune.resources import channels_dir
 
 DEFAULT_BAUD_GBD = 53.125
-DEFAULT_MODULATION = "PAM4"
+DEFAULT_MODULATION: Modulation = "PAM4"
 DEFAULT_PROFILE = "host-lr-112g"
 TOP_KEYS = {"name", "description", "baud_gbd", "modulation", "serdes_profile", "temperature_c", "df_mhz",
             "fmax_ghz", "termination_ohm", "segments", "aggressors"}
@@ -78,16 +82,12 @@ MODULATIONS = ("NRZ", "PAM4", "PAM6")
 
 def list_channels() -> list[str]:
     """Names of the shipped library channels (``channels/*.toml``), sorted."""
-    from eqtune.resources import channels_dir
-
     d = channels_dir()
     return sorted(p.stem for p in d.glob("*.toml")) if d.is_dir() else []
 
 
 def resolve(name_or_path: str | Path) -> Path:
     """A library name, a .toml path or a .sNp path -> an existing file path."""
-    from eqtune.resources import channels_dir
-
     s = str(name_or_path)
     p = Path(s)
     if p.suffix.lower() == ".toml" or p.suffix.lower().startswith(".s") or p.exists():
@@ -119,8 +119,6 @@ def load_channel(name_or_path: str | Path, *, temperature_c: float | None = None
 
 def _load_touchstone_channel(path: Path, *, port_order: str | None, df_hz: float | None,
                              temperature_c: float | None) -> Channel:
-    from eqtune.channel.touchstone import load_sdd
-
     d = load_sdd(path, port_order=port_order)
     grid = default_grid(d.freqs_hz[-1], DEFAULT_BAUD_GBD, df_hz or DEFAULT_DF_HZ)
     s = resample(d.freqs_hz, d.s, grid)
@@ -147,7 +145,7 @@ def _ports(where: str, v: Any) -> tuple[int, int, int, int] | None:
     if (not isinstance(v, list) or len(v) != 4
             or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v) or len(set(v)) != 4):
         raise ConfigError(f"{where}.ports: give four distinct 1-based port numbers [TX+, TX-, RX+, RX-], got {v!r}")
-    return tuple(v)  # type: ignore[return-value]
+    return (v[0], v[1], v[2], v[3])
 
 
 def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
@@ -210,12 +208,10 @@ def channel_from_definition(doc: dict, *, base_dir: str | Path | None = None, na
 def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, default_name: str,
            temperature_c: float | None, with_aggressors: bool, port_order: str | None,
            df_hz: float | None) -> Channel:
-    from eqtune.channel.touchstone import load_sdd
-
     _check_keys(where, doc, TOP_KEYS)
     baud = _num(f"{where}: baud_gbd", doc.get("baud_gbd", DEFAULT_BAUD_GBD), positive=True)
     modulation = str(doc.get("modulation", DEFAULT_MODULATION)).upper()
-    if modulation not in MODULATIONS:
+    if not is_modulation(modulation):
         raise ConfigError(f"{where}: modulation: {doc['modulation']!r} is unknown; use {', '.join(MODULATIONS)}")
     temp = temperature_c if temperature_c is not None else doc.get("temperature_c", 25.0)
     temp = _num(f"{where}: temperature_c", temp)
@@ -263,8 +259,6 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
             how = "" if d.port_order is None else f" [{d.port_order} {'detected' if d.port_order_detected else 'given'}]"
             parsed.append(("touchstone", (d, rev), f"touchstone {fp.name}{how}{' (reversed)' if rev else ''}"))
         elif kind == "trace":
-            from eqtune.channel.trace import from_units
-
             seg.setdefault("temperature_c", temp)
             if temperature_c is not None:
                 seg["temperature_c"] = temperature_c
@@ -304,8 +298,6 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
             s = resample(d.freqs_hz, d.s, grid)
             blocks.append(elements.flip(s) if rev else s)
         elif kind == "trace":
-            from eqtune.channel.trace import trace_sparams
-
             blocks.append(trace_sparams(grid, val))
         elif kind == "line":
             delay, z, loss, lf = val
@@ -315,7 +307,8 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
         elif kind == "series_l":
             blocks.append(elements.series_l(grid, val))
         elif kind == "com_package":
-            blocks.append(_com_package(grid, *val, where=where))
+            case, side = val
+            blocks.append(_com_package(grid, case, side, where=where))
     s = elements.cascade_all(blocks)
     term = doc.get("termination_ohm")
     if term is not None:
@@ -328,8 +321,6 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
     if not isinstance(raw_aggs, list):
         raise ConfigError(f"{where}: aggressors: must be an array of tables ([[aggressors]])")
     if with_aggressors and raw_aggs:
-        from eqtune.channel.mixedmode import impulse_peak_delay_s
-
         thru_delay = impulse_peak_delay_s(grid, s[:, 1, 0])  # the victim's delay: scale of the order test
         for i, a in enumerate(raw_aggs):
             w = f"{where}: aggressors[{i}]"
@@ -349,7 +340,7 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
             amp = a.get("amplitude_v")
             amp = None if amp is None else _num(f"{w}.amplitude_v", amp, positive=True)
             xs = resample(d.freqs_hz, d.s[:, 1:2, 0:1], grid)[:, 0, 0]
-            aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind=kind, sdd21=xs, amplitude_v=amp))
+            aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind="FEXT" if kind == "FEXT" else "NEXT", sdd21=xs, amplitude_v=amp))
             agg_orders.append({"name": aggs[-1].name, "port_order": d.port_order,
                                "detected": d.port_order_detected})
 
@@ -365,10 +356,6 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
 
 
 def _com_package(grid: np.ndarray, case: int, side: str, where: str) -> np.ndarray:
-    try:
-        from eqtune.channel.package import com_package_sparams
-    except ImportError as exc:  # pragma: no cover - the package model ships with eqtune
-        raise ChannelError(f"{where}: com_package segments need eqtune.channel.package ({exc})") from None
     try:
         s = np.asarray(com_package_sparams(grid, case=case, side=side))
     except EqtuneError as exc:

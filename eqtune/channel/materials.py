@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from eqtune.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Material:
@@ -49,8 +51,6 @@ ALIASES = {"fr-4": "fr4", "megtron-6": "megtron6", "meg6": "megtron6", "megtron-
 
 
 def get_material(name: str) -> Material:
-    from eqtune.errors import ConfigError
-
     key = str(name).strip().lower().replace(" ", "").replace("_", "")
     key = ALIASES.get(key, key)
     if key not in MATERIALS:

@@ -6,9 +6,11 @@ All take a :class:`~eqtune.channel.model.Channel` (uniform grid from 0 Hz). Loss
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from eqtune.channel.grid import resample
 from eqtune.channel.model import Channel
 
 
@@ -87,8 +89,6 @@ def icn_mv(channel: Channel, *, amplitude_v: float = 0.6, rise_ps: float = 9.6) 
 
 def _time_grid_channel(channel: Channel, samples_per_ui: int) -> tuple[np.ndarray, int, float]:
     """SDD21 on the FFT grid of a samples_per_ui x baud sample rate (zero above the channel band)."""
-    from eqtune.channel.grid import resample
-
     fs = samples_per_ui * channel.baud_gbd * 1e9
     n = int(round(fs / channel.df_hz))
     n += n % 2
@@ -158,7 +158,7 @@ def delay_s(channel: Channel) -> float:
     return float(t[i - 1] + (0.5 * final - y0) / (y1 - y0) * (t[i] - t[i - 1]))
 
 
-def summary(channel: Channel) -> dict:
+def summary(channel: Channel) -> dict[str, Any]:  # JSON-safe figures (eqtune channel show)
     """The figures ``eqtune channel show`` prints (JSON-safe)."""
     fn = channel.nyquist_hz
     out = {
@@ -169,8 +169,8 @@ def summary(channel: Channel) -> dict:
         "serdes_profile": channel.serdes_profile,
         "nyquist_ghz": fn / 1e9,
         "il_nyquist_db": round(il_db(channel, fn), 3),
-        "rl_nyquist_db": None if channel.sdd11 is None else round(rl_db(channel, fn, 1), 3),
-        "rl2_nyquist_db": None if channel.sdd22 is None else round(rl_db(channel, fn, 2), 3),
+        "rl_nyquist_db": _round(rl_db(channel, fn, 1), 3),
+        "rl2_nyquist_db": _round(rl_db(channel, fn, 2), 3),
         "ild_rms_db": round(ild_rms_db(channel), 4),
         "port_order": channel.port_order,
         "port_order_detected": bool(channel.meta.get("port_order_detected", False)),
@@ -186,3 +186,8 @@ def summary(channel: Channel) -> dict:
     if icn is not None:
         out["icn_mv"] = round(icn, 4)
     return out
+
+
+def _round(x: float | None, digits: int) -> float | None:
+    """``round`` that passes None through (no reflection data)."""
+    return None if x is None else round(x, digits)

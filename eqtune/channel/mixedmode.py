@@ -22,6 +22,9 @@ import warnings
 
 import numpy as np
 
+from eqtune.arrays import ComplexArray, IntArray
+from eqtune.errors import ChannelError
+
 PORT_ORDERS: dict[str, tuple[int, int, int, int]] = {
     # (tx+, tx-, rx+, rx-), 0-based
     "1-2/3-4": (0, 2, 1, 3),
@@ -49,8 +52,11 @@ def sdd_from_se(s: np.ndarray, ports: tuple[int, int, int, int]) -> np.ndarray:
     p = np.asarray(ports)
     pos = p[[0, 2]]  # logical port 1 = TX pair, logical port 2 = RX pair
     neg = p[[1, 3]]
-    sub = lambda a, b: s[:, a[:, None], b[None, :]]  # noqa: E731 - (n,2,2) block
-    return 0.5 * (sub(pos, pos) - sub(pos, neg) - sub(neg, pos) + sub(neg, neg))
+    def sub(a: IntArray, b: IntArray) -> ComplexArray:  # (n, 2, 2) block
+        return s[:, a[:, None], b[None, :]]
+
+    ret: ComplexArray = 0.5 * (sub(pos, pos) - sub(pos, neg) - sub(neg, pos) + sub(neg, neg))
+    return ret
 
 
 def detect_port_order(freqs_hz: np.ndarray, s: np.ndarray) -> tuple[str, float]:
@@ -83,7 +89,7 @@ def impulse_peak_delay_s(freqs_hz: np.ndarray, x: np.ndarray) -> float:
     grid = np.linspace(0.0, f[-1], n + 1)
     xu = np.interp(grid, f, x.real) + 1j * np.interp(grid, f, x.imag)
     h = np.abs(np.fft.irfft(xu, 2 * n))
-    return int(np.argmax(h[:n])) / (2 * n * (grid[1] - grid[0]))
+    return int(np.argmax(h[:n])) / (2 * n * float(grid[1] - grid[0]))
 
 
 def coupling_delay_s(freqs_hz: np.ndarray, s: np.ndarray, order: str) -> float:
@@ -143,8 +149,6 @@ def resolve_port_order(freqs_hz: np.ndarray, s: np.ndarray, port_order: str | No
 
 
 def normalize_port_order(port_order: str, where: str = "") -> str:
-    from eqtune.errors import ChannelError
-
     key = str(port_order).strip().replace(" ", "")
     aliases = {"12/34": "1-2/3-4", "13/24": "1-3/2-4", "1-2,3-4": "1-2/3-4", "1-3,2-4": "1-3/2-4"}
     key = aliases.get(key, key)
@@ -177,4 +181,5 @@ def se_from_sdd(sdd: np.ndarray, scc: np.ndarray | None = None) -> np.ndarray:
     smm = np.zeros((n, 4, 4), dtype=complex)
     smm[:, :2, :2] = sdd
     smm[:, 2:, 2:] = scc
-    return m.T @ smm @ m
+    ret: np.ndarray = m.T @ smm @ m
+    return ret

@@ -12,12 +12,20 @@ Conventions
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal, TypeGuard
 
 import numpy as np
 
+from eqtune.channel.grid import check_uniform_grid, resample
+
 Modulation = Literal["NRZ", "PAM4", "PAM6"]
+MODULATION_NAMES: tuple[Modulation, ...] = ("NRZ", "PAM4", "PAM6")
+
+
+def is_modulation(name: object) -> TypeGuard[Modulation]:
+    """True when ``name`` is one of ``MODULATION_NAMES`` (narrows a ``str`` read from a file)."""
+    return name in MODULATION_NAMES
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,7 @@ class Channel:
     source: str = ""  # file path or "parametric" / library name
     port_order: str | None = None  # "1-2/3-4" or "1-3/2-4" for 4-port Touchstone sources
     temperature_c: float | None = None  # for parametric segments: the temperature evaluated
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
     @property
     def df_hz(self) -> float:
@@ -63,18 +71,17 @@ class Channel:
         Polar (magnitude / unwrapped phase) interpolation inside the current band; above it a smooth
         raised-cosine roll-off to 0 (see ``eqtune.channel.grid``). Aggressors are resampled too.
         """
-        from dataclasses import replace
-
-        from eqtune.channel.grid import check_uniform_grid, resample
-
         f = np.asarray(freqs_hz, dtype=float)
         check_uniform_grid(f)
 
-        def rs(x):
-            return None if x is None else resample(self.freqs_hz, x, f)
+        def rs(x: np.ndarray) -> np.ndarray:
+            return resample(self.freqs_hz, x, f)
+
+        def rs_opt(x: np.ndarray | None) -> np.ndarray | None:
+            return None if x is None else rs(x)
 
         aggs = tuple(replace(a, sdd21=rs(a.sdd21)) for a in self.aggressors)
-        return replace(self, freqs_hz=f, sdd21=rs(self.sdd21), sdd11=rs(self.sdd11), sdd22=rs(self.sdd22),
+        return replace(self, freqs_hz=f, sdd21=rs(self.sdd21), sdd11=rs_opt(self.sdd11), sdd22=rs_opt(self.sdd22),
                        aggressors=aggs)
 
     def insertion_loss_db(self, f_hz: float) -> float:

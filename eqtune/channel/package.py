@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from eqtune.errors import InputError
+
 R0_OHM = 50.0  # 93A.1.2: reference impedance per leg
 
 
@@ -57,8 +59,6 @@ def package_params(case: int = 1, side: str = "tx", zp1_mm: float | None = None)
     (``config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21``, as transcribed in cortalo/serdeskit
     examples/compute_com_kr_backplane.py); the defaults are the C2C sheet's (TX 13, RX 11 mm).
     """
-    from eqtune.errors import InputError
-
     key = (int(case), str(side).lower())
     if key not in _CASES_MM:
         raise InputError(f"package case={case!r} side={side!r} is unknown: use case 1 or 2 and side 'tx' or 'rx'")

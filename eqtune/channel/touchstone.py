@@ -25,11 +25,15 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from eqtune.channel.mixedmode import PORT_ORDERS, lane_ports, resolve_port_order, sdd_from_se
 from eqtune.errors import TouchstoneError
+
+if TYPE_CHECKING:  # scikit-rf is imported lazily (eqtune --help stays fast)
+    import skrf
 
 PASSIVITY_TOL = 1e-4  # max singular value above 1 + this -> warning (measured files sit near 1e-5)
 _EXT = re.compile(r"\.s(\d+)p$", re.IGNORECASE)
@@ -122,7 +126,7 @@ def _first_nonincreasing(path: Path, nports: int) -> tuple[int | None, float, fl
 MAX_FREQ_HZ = 10e12  # 10 THz: no electrical channel data goes there; a Hz/GHz unit mix-up does (1e18+)
 
 
-def read_network(path: str | Path):
+def read_network(path: str | Path) -> skrf.Network:
     """Parse ``path`` with scikit-rf; every failure becomes a :class:`TouchstoneError`."""
     import skrf
 
@@ -186,7 +190,7 @@ def max_singular_value(s: np.ndarray) -> float:
     return best
 
 
-_CACHE: OrderedDict[tuple, DiffSParams] = OrderedDict()
+_CACHE: OrderedDict[tuple[object, ...], DiffSParams] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_STATS = {"hits": 0, "misses": 0}
 
@@ -204,7 +208,7 @@ def cache_info() -> dict[str, int]:
         return {**_CACHE_STATS, "size": len(_CACHE)}
 
 
-def _file_key(p: Path) -> tuple | None:
+def _file_key(p: Path) -> tuple[object, ...] | None:
     """Identity of a file's current contents: resolved path, size, mtime (ns), inode, device."""
     try:
         st = p.stat()
@@ -281,7 +285,7 @@ def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple
         if len(idx) != 4 or len(set(idx)) != 4 or min(idx) < 0 or max(idx) >= n:
             raise TouchstoneError(f"{p}: ports {list(ports)} must be 4 distinct port numbers 1..{n} "
                                   "(TX+, TX-, RX+, RX-)")
-        sdd, order, detected = sdd_from_se(s, idx), None, False  # type: ignore[arg-type]
+        sdd, order, detected = sdd_from_se(s, idx), None, False
     elif n == 2:
         if lane not in (None, 1):
             raise TouchstoneError(f"{p}: a 2-port file has one lane; drop lane={lane}")

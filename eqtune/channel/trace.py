@@ -32,11 +32,13 @@ The differential pair is treated in its odd mode (no mode conversion: the pair i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
+from eqtune.arrays import ComplexArray, FloatArray
 from eqtune.channel.elements import R0_DIFF_OHM, line_from_gamma
 from eqtune.channel.materials import get_material
 from eqtune.errors import ConfigError
@@ -75,7 +77,7 @@ class TraceSpec:
 
 def validate(spec: TraceSpec, where: str = "trace") -> None:
     """Raise ConfigError naming ``where`` and the field for any non-physical value."""
-    def bad(v) -> bool:
+    def bad(v: object) -> bool:
         return isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)
 
     for name in ("length_m", "width_m", "thickness_m", "spacing_m", "height_m", "zdiff_ohm", "dk",
@@ -128,13 +130,15 @@ def djordjevic_sarkar(freqs_hz: np.ndarray, dk: float, df: float, f_ref_hz: floa
     """Complex relative permittivity eps' - j eps'' (Djordjevic et al. 2001 eq. (6)), = Dk(1 - j Df) at f_ref."""
     m1, m2 = np.log10(f1_hz), np.log10(f2_hz)
 
-    def k(f):
-        return np.log((f2_hz + 1j * f) / (f1_hz + 1j * f)) / ((m2 - m1) * np.log(10.0))
+    def k(f: FloatArray | float) -> ComplexArray:
+        out: ComplexArray = np.log((f2_hz + 1j * f) / (f1_hz + 1j * f)) / ((m2 - m1) * np.log(10.0))
+        return out
 
     kr = k(f_ref_hz)
     d_eps = -dk * df / kr.imag
     eps_inf = dk - d_eps * kr.real
-    return eps_inf + d_eps * k(np.asarray(freqs_hz, dtype=float))
+    ret: np.ndarray = eps_inf + d_eps * k(np.asarray(freqs_hz, dtype=float))
+    return ret
 
 
 def zdiff_from_geometry(kind: str, er: float, w: float, t: float, s: float, h: float) -> float:
@@ -242,14 +246,14 @@ def trace_delay_s(spec: TraceSpec) -> float:
     return float(spec.length_m * np.imag(np.sqrt(z * y))[0] / (2 * np.pi * 10e9))
 
 
-def from_units(table: dict, where: str = "trace") -> TraceSpec:
+def from_units(table: Mapping[str, object], where: str = "trace") -> TraceSpec:
     """Build a TraceSpec from engineering units: length_mm | length_in, width_mil | width_mm, ...
 
     Keys: length_mm/length_in, kind, material, dk, df, f_ref_ghz, width_*/thickness_*/spacing_*/height_*
     (mil | mm | um), zdiff_ohm, roughness, huray_radius_um, huray_sr, rq_um, temperature_c.
     """
     t = dict(table)
-    out: dict = {}
+    out: dict[str, Any] = {}  # TraceSpec keyword arguments, checked by validate()
     lengths = {k: t.pop(k) for k in ("length_mm", "length_in", "length_m") if k in t}
     if len(lengths) != 1:
         raise ConfigError(f"{where}: give exactly one of length_mm, length_in")

@@ -123,7 +123,7 @@ def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, 
     from eqtune.errors import EqRangeError, InputError
 
     given = {RX_PRE: rx_pre, RX_POST: rx_post, RX_AMP: rx_amp, TX_EQ: tx_eq}
-    knobs = {k: given[k] for k in KNOB_ORDER if given[k] is not None}
+    knobs: dict[str, int] = {k: given[k] for k in KNOB_ORDER if given[k] is not None}
     if not knobs and tx_adaptive is None:
         raise InputError("nothing to set: give at least one of "
                          + ", ".join(KNOB_DEFS[k].cli_option for k in KNOB_ORDER) + ", --tx-adaptive")

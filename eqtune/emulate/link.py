@@ -450,7 +450,7 @@ class EmulatedLink:
             if direction == "module_rx" and self._adaptive[lane]:
                 codes[TX_EQ] = self._adapted_tx_eq(lane)
         codes = dict(codes)
-        sub = {k: int(codes[k]) for k in DIRECTION_KNOBS[direction] if k in codes}
+        sub: dict[str, int] = {k: int(codes[k]) for k in DIRECTION_KNOBS[direction] if k in codes}
         extra = round(self.extra_loss_db(lane), 2) if self.thermal is not None else 0.0
         key = (direction, lane, tuple(sorted(sub.items())), extra)
         with self._lock:

@@ -41,27 +41,39 @@ bathtubs, contours, pulse/noise details).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
+from eqtune.arrays import FloatArray
+from eqtune.channel.library import load_channel
 from eqtune.channel.model import Channel
 from eqtune.errors import EqRangeError, InputError
-from eqtune.eye.points import DERIVED_KEYS, KNOWN_KNOBS, PointParser  # noqa: F401 - re-exported
+from eqtune.eye.detail import Bathtubs, Contour, Density, PointDetail
+from eqtune.eye.points import DERIVED_KEYS as DERIVED_KEYS  # re-exported
+from eqtune.eye.points import KNOWN_KNOBS as KNOWN_KNOBS  # re-exported
+from eqtune.eye.points import PointParser
 from eqtune.eye.prepare import LinkPreparation
 from eqtune.eye.result import BatchResult, EyeResult
 from eqtune.eye.stages import EyeRun, EyeStages
-from eqtune.eye.stateye import grouped_pdfs, split_exact, symbol_levels, symbol_variance
+from eqtune.eye.state import Sampling
+from eqtune.eye.stateye import symbol_levels, symbol_variance
 from eqtune.serdes.knobs import (
     CTLE_KNOBS,
-    DIRECTIONS,
-    KNOB_DIRECTION,  # noqa: F401 - re-exported (eqtune.eye.KNOB_DIRECTION)
     MODULE_TX_IN_KNOBS,
+    Constraint,
     EqPoint,
     Knob,
     KnobSpace,
+    is_direction,
+)
+from eqtune.serdes.knobs import (
+    DIRECTIONS as DIRECTIONS,  # re-exported
+)
+from eqtune.serdes.knobs import (
+    KNOB_DIRECTION as KNOB_DIRECTION,  # re-exported (eqtune.eye.KNOB_DIRECTION)
 )
 from eqtune.serdes.knobs import MODULE_RX_OUT_KNOBS as MODULE_TX_KNOBS
 from eqtune.serdes.knobs import TX_FFE_KNOBS as HOST_TX_KNOBS
@@ -110,7 +122,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
     def __init__(self, channel: Channel | str, profile: str | SerdesProfile | None = None, *,
                  direction: str = "host_rx", ber: float = 1e-6, samples_per_ui: int = 32,
                  k_exact: int = 16, package_case: int | None = None, sampling: str | None = None) -> None:
-        if direction not in DIRECTIONS:
+        if not is_direction(direction):
             raise InputError(f"direction {direction!r} is unknown: use one of {', '.join(DIRECTIONS)}")
         if sampling is None:
             sampling = "mm" if direction == "serdes" else "best"
@@ -118,14 +130,12 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
             raise InputError(f"sampling {sampling!r} is unknown: use 'mm' (Mueller-Muller, the COM standard's "
                              "phase) or 'best' (the phase with the best eye, for receivers that search it)")
         # COM mode (the serdes direction): COM at DER_0, per-cursor dual-Dirac jitter (93A.1.7)
-        self.sampling = sampling
+        self.sampling = cast(Sampling, sampling)  # checked against SAMPLINGS just above
         self.com_mode = direction == "serdes"
         self.ber = check_ber(ber)
         if not (isinstance(samples_per_ui, (int, np.integer)) and 4 <= samples_per_ui <= 256):
             raise InputError(f"samples_per_ui={samples_per_ui!r} is invalid: use an integer 4..256 (default 32)")
         if isinstance(channel, (str, bytes)) or hasattr(channel, "__fspath__"):
-            from eqtune.channel import load_channel
-
             channel = load_channel(str(channel))
         if not isinstance(channel, Channel):
             raise InputError("EyeEngine needs a Channel: load one with eqtune.channel.load_channel(name_or_path)")
@@ -186,7 +196,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         names = tuple(names) if names is not None else self._default_names()
         knobs = tuple(self.knob(n) for n in names)
         fixed = {str(k): self.knob(k).check(float(v)) for k, v in (fixed or {}).items()}
-        constraints = ()
+        constraints: tuple[Constraint, ...] = ()
         taps = [n for n in HOST_TX_KNOBS if n in names or n in fixed]
         if self._tx.kind == "host" and any(n in names for n in taps):
             limit = 1.0 - self.profile.tx.c0_min
@@ -197,7 +207,8 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
                 sn = list(space_names)
                 m = np.atleast_2d(np.asarray(matrix, dtype=float))
                 s = np.abs(m[:, [sn.index(c) for c in cols]]).sum(axis=1) + fixed_sum
-                return s <= limit + 1e-9
+                ret: np.ndarray = s <= limit + 1e-9
+                return ret
 
             constraints = (tx_sum_constraint,)
         return KnobSpace(knobs, constraints, fixed)
@@ -230,7 +241,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         else:
             plist = [{**base, **dict(p)} for p in points]
         parts = [self._run(plist[s:s + chunk], ber) for s in range(0, len(plist), chunk)] if plist else []
-        def cat(fn):
+        def cat(fn: Callable[[EyeRun], FloatArray]) -> FloatArray:
             return np.concatenate([fn(r) for r in parts]) if parts else np.zeros(0)
         st = self._rx.settings
         is_host = self._rx.kind == "host"
@@ -238,7 +249,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
             eye_height_min_mv=cat(lambda r: r.eh_min * 1e3),
             eye_height_mv=(np.concatenate([r.b.eh * 1e3 for r in parts]) if parts
                            else np.zeros((0, len(self.spacing)))),
-            com_db=cat(lambda r: r.b.com), eye_width_ui=cat(lambda r: r.ew),
+            com_db=cat(lambda r: r.b.com), eye_width_ui=cat(lambda r: r.eye_width),
             vec_db=cat(lambda r: r.vec), ber_estimate=cat(lambda r: r.b.ser),
             sample_phase_ui=cat(lambda r: (r.j - self.M // 2) / self.M),
             ctle_gdc=cat(lambda r: st[r.idx, 0] if is_host else np.full(len(r.idx), np.nan)),
@@ -257,14 +268,14 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         eh = (b.eh[i] * 1e3).tolist()
         eh_min = float(r.eh_min[i])
         return EyeResult(
-            eye_height_mv=eh, eye_height_min_mv=eh_min * 1e3, eye_width_ui=float(r.ew[i]),
-            eye_width_ps=float(r.ew[i]) * self.ui_s * 1e12, vec_db=float(r.vec[i]), com_db=float(b.com[i]),
+            eye_height_mv=eh, eye_height_min_mv=eh_min * 1e3, eye_width_ui=float(r.eye_width[i]),
+            eye_width_ps=float(r.eye_width[i]) * self.ui_s * 1e12, vec_db=float(r.vec[i]), com_db=float(b.com[i]),
             sample_phase_ui=(j - self.M // 2) / self.M, ber_target=ber, ber_estimate=float(b.ser[i]),
             modulation=self.modulation, baud_gbd=self.baud_gbd, eq=self._eq_used(r, i), closed=bool(eh_min <= 0),
             direction=self.direction, cursor_mv=float(r.h0[i]) * 1e3,
             noise_sigma_mv=float(np.sqrt(a.g2[i, j])) * 1e3, a_ni_mv=float(b.q[i]) * 1e3,
             dfe_taps=self._dfe_taps(p_phase).tolist(), sampling=self.sampling,
-            com_probability=self.der0 if self.com_mode else ber, _engine=self)
+            com_probability=self.der0 if self.com_mode else ber, _detail=self._detail(r, i))
 
     # ------------------------------------------------------------------ details for plots / simulators
     def pulse_response(self, point: Mapping[str, float] | None = None, *, equalized: bool = True) -> PulseResponse:
@@ -301,84 +312,39 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
                            sigma_gauss_v=float(np.sqrt(a.g2[0, j])), sigma_rj_ui=nz.sigma_rj_ui,
                            a_dd_ui=nz.a_dd_ui, sigma_x=math.sqrt(self.sigma_x2), levels=tuple(self.levels.tolist()))
 
-    def _all_phases(self, point: Mapping[str, float] | None, ber: float) -> tuple[EyeRun, np.ndarray, list]:
-        """Exact interference PDFs at every phase of one point (detail path for bathtubs and plots):
-        (the run, cursor per phase (M,), per phase (y, pdf, (InterferencePdf, row), quantile at ber))."""
-        r = self._run([dict(point or {})], ber)
-        a = r.a
-        M = self.M
-        p = self._full_p(r.taps, r.amp, r.idx)[0]  # (M, n)
+    def _detail(self, r: EyeRun, i: int) -> PointDetail:
+        """The small immutable context of row ``i`` of an evaluated run that bathtubs, contours and the
+        eye image need (``eqtune.eye.detail``): nothing in it refers back to this engine."""
+        sl = slice(i, i + 1)
+        p = self._full_p(r.taps[sl], r.amp[sl], r.idx[sl])[0]  # (M, n)
         # the DFE keeps the taps it adapted at the sampling phase at every probed phase
-        fixed = self._feedback(r.v[0])[None, :] if len(self._b_max) + self._fw else None
-        h0, res = self._residual(p, None if fixed is None else np.repeat(fixed, self.M, axis=0))
-        xt = np.repeat(r.xt, M, axis=0)
-        add = a.add[0]
-        if self.com_mode:  # per-cursor dual-Dirac jitter, as in stage B (93A.1.7)
-            res = np.concatenate([res, self.profile.noise.a_dd_ui * self._slope(p)], axis=-1)
-            add = np.zeros_like(add)
-        cur = np.concatenate([res, xt], axis=-1) if xt.shape[-1] else res
-        big, rest2 = split_exact(cur, self.k_exact)
-        sigma = np.sqrt(a.g2[0] + self.sigma_x2 * rest2)
-        rows: list = [None] * M
-        for idx, pdf in grouped_pdfs(big, sigma, add, self.levels, h0):
-            q = pdf.quantile(ber)
-            for k, j in enumerate(idx):
-                rows[j] = (pdf.y[k], pdf.pdf[k], (pdf, k), float(q[k]))
-        return r, h0, rows
+        fixed = self._feedback(r.v[i]) if len(self._b_max) + self._fw else None
+        return PointDetail(p=p, fixed=fixed, xt=r.xt[i].copy(), g2=r.a.g2[i].copy(), add=r.a.add[i].copy(),
+                           j=int(r.j[i]), levels=self.levels, spacing=self.spacing, sigma_x2=self.sigma_x2,
+                           k_exact=self.k_exact, n_pre=self.n_pre, b_min=self._b_min, b_max=self._b_max,
+                           fw=self._fw, floating=self._float, com_mode=self.com_mode,
+                           a_dd_ui=float(self.profile.noise.a_dd_ui))
 
-    def _phases_ui(self) -> list[float]:
-        return ((np.arange(self.M) - self.M // 2) / self.M).tolist()
-
-    def bathtubs(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> dict:
-        """Horizontal bathtub (symbol error probability vs sampling phase, exact at every phase) and
-        vertical bathtubs at the chosen phase: per eye, P(Y > hw + v) + P(Y > hw - v) vs the threshold
-        offset v from the eye's center (hw = half the level spacing), so the bathtub crosses ``ber`` at the
-        eye-height edges: its opening at ``ber`` equals ``eye_height_mv``."""
+    def point_detail(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> PointDetail:
+        """The per-point context of ``point`` at ``ber`` (default: the engine's): see ``PointDetail``."""
         ber = self.ber if ber is None else check_ber(ber)
-        r, h0, rows = self._all_phases(point, ber)
-        n_lv = len(self.levels)
+        return self._detail(self._run([dict(point or {})], ber), 0)
 
-        def tail(j: int, y: np.ndarray) -> np.ndarray:
-            pdf, k = rows[j][2]
-            return pdf.row_tail(k, y)
+    def bathtubs(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> Bathtubs:
+        """Horizontal bathtub (symbol error probability vs sampling phase, exact at every phase) and
+        vertical bathtubs at the chosen phase (``PointDetail.bathtubs``): the vertical bathtub's opening
+        at ``ber`` equals ``eye_height_mv``."""
+        ber = self.ber if ber is None else check_ber(ber)
+        return self.point_detail(point, ber=ber).bathtubs(ber)
 
-        ser = np.array([2.0 * np.sum(tail(j, np.maximum(self.spacing * h0[j] / 2.0, 0.0))) / n_lv
-                        for j in range(self.M)])
-        j = int(r.j[0])
-        centers = (self.levels[:-1] + self.levels[1:]) / 2 * h0[j]
-        hw = self.spacing * h0[j] / 2
-        offs = np.linspace(-np.max(np.abs(hw)), np.max(np.abs(hw)), 201)
-        vert = []
-        for e in range(len(self.spacing)):
-            # threshold at center + v: the lower level errs with P(Y > hw + v), the upper with P(Y > hw - v);
-            # their sum crosses p where the eye-height definition (one-sided tail = p) puts the eye edge
-            p = tail(j, hw[e] + offs) + tail(j, hw[e] - offs)
-            vert.append({"center_mv": float(centers[e] * 1e3), "ber": p.tolist()})
-        return {"phase_ui": self._phases_ui(), "horizontal_ser": np.clip(ser, 0.0, 1.0).tolist(),
-                "vertical_offset_mv": (offs * 1e3).tolist(), "vertical": vert, "ber_target": ber}
-
-    def contour(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> dict:
+    def contour(self, point: Mapping[str, float] | None = None, *, ber: float | None = None) -> Contour:
         """Eye contour at ``ber``: per phase and eye, lower and upper edge (mV; lower > upper = closed)."""
         ber = self.ber if ber is None else check_ber(ber)
-        r, h0, rows = self._all_phases(point, ber)
-        q = np.array([row[3] for row in rows])
-        lo = self.levels[None, :-1] * h0[:, None] + q[:, None]
-        hi = self.levels[None, 1:] * h0[:, None] - q[:, None]
-        return {"phase_ui": self._phases_ui(), "lower_mv": (lo * 1e3).tolist(), "upper_mv": (hi * 1e3).tolist(),
-                "ber_target": ber, "sample_phase_ui": (int(r.j[0]) - self.M // 2) / self.M}
+        return self.point_detail(point, ber=ber).contour(ber)
 
-    def density(self, point: Mapping[str, float] | None = None, n_v: int = 256) -> dict:
+    def density(self, point: Mapping[str, float] | None = None, n_v: int = 256) -> Density:
         """Statistical eye image: received-signal PDF per phase on a common voltage grid (for plots)."""
-        r, h0, rows = self._all_phases(point, self.ber)
-        vmax = 1.3 * np.max(np.abs(h0)) + 1e-9
-        v = np.linspace(-vmax, vmax, n_v)
-        img = np.zeros((self.M, n_v))
-        for j in range(self.M):
-            yy, pdf, _, _ = rows[j]
-            for lv in self.levels:
-                img[j] += np.interp(v - lv * h0[j], yy, pdf, left=0, right=0) / len(self.levels)
-        return {"phase_ui": self._phases_ui(), "v_mv": (v * 1e3).tolist(), "pdf": img.tolist()}
-
+        return self.point_detail(point).density(self.ber, n_v)
 
 def check_ber(ber: float) -> float:
     """Validate a target BER: a number in (0, 0.5)."""

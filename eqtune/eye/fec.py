@@ -42,11 +42,15 @@ shorter than a codeword (5440 bits).
 from __future__ import annotations
 
 import math
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from itertools import product
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from eqtune.eye.result import EyeResult
 
 RS_N = 544  # 802.3 91.5.2.1: RS(544,514) over GF(2^10)
 RS_K = 514
@@ -92,7 +96,8 @@ def _q(x: np.ndarray | float) -> np.ndarray:
     """Gaussian tail Q(x) = 0.5 erfc(x / sqrt 2)."""
     from scipy.special import ndtr
 
-    return ndtr(-np.asarray(x, dtype=float))
+    ret: np.ndarray = ndtr(-np.asarray(x, dtype=float))
+    return ret
 
 
 def sigma_for_ser(ser: float) -> float:
@@ -165,7 +170,8 @@ def stationary(t: np.ndarray) -> np.ndarray:
     rhs[-1] = 1.0
     pi, *_ = np.linalg.lstsq(a, rhs, rcond=None)
     pi = np.clip(pi, 0.0, None)
-    return pi / pi.sum()
+    ret: np.ndarray = pi / pi.sum()
+    return ret
 
 
 def codeword_error_distribution(chain: ErrorChain, *, n: int = RS_N, t: int = RS_T,
@@ -194,10 +200,11 @@ def codeword_error_distribution(chain: ErrorChain, *, n: int = RS_N, t: int = RS
         if rows == t + 2:
             nv[-1] += bad[-1]  # saturate at t + 1
         v = nv @ a_skip if interleave > 1 else nv
-    return v.sum(axis=1)
+    ret: np.ndarray = v.sum(axis=1)
+    return ret
 
 
-def _one_blas_thread():
+def _one_blas_thread() -> AbstractContextManager[object]:
     """threadpoolctl's limit to one BLAS thread (a no-op context when it is not installed)."""
     try:
         from threadpoolctl import threadpool_limits
@@ -205,7 +212,8 @@ def _one_blas_thread():
         from contextlib import nullcontext
 
         return nullcontext()
-    return threadpool_limits(1)
+    limits: AbstractContextManager[object] = threadpool_limits(1)
+    return limits
 
 
 def fec_analysis(taps: list[float] | tuple[float, ...], ser: float, *, precoding: bool = False,
@@ -251,7 +259,7 @@ def _fec_analysis(taps: list[float] | tuple[float, ...], ser: float, *, precodin
     )
 
 
-def fec_from_eye(result: Any, *, precoding: bool = False, n_taps: int = 3, interleave: int = 1) -> FecResult:
+def fec_from_eye(result: EyeResult, *, precoding: bool = False, n_taps: int = 3, interleave: int = 1) -> FecResult:
     """:func:`fec_analysis` of an :class:`~eqtune.eye.result.EyeResult` (its ``dfe_taps`` and
     ``ber_estimate``; a closed eye gives codeword error ratio 1)."""
     if getattr(result, "closed", False) and float(result.ber_estimate) >= 0.5:
@@ -267,7 +275,7 @@ def fec_from_eye(result: Any, *, precoding: bool = False, n_taps: int = 3, inter
 FRAME_LOSS_TARGET = 6.2e-11
 
 
-def fec_objective(result: Any, target: float = FRAME_LOSS_TARGET) -> float:
+def fec_objective(result: EyeResult, target: float = FRAME_LOSS_TARGET) -> float:
     """Tuning objective ``fec``: :func:`fec_margin_decades` of the eye result's codeword error ratio
     (DFE bursts, no precoding), larger is better. Three taps, as in the reports: with two, the
     c2m-16in ranking of rx_post 0 vs 4 inverts (its third tap is -0.14)."""

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from eqtune.channel.library import load_channel
 from eqtune.channel.model import Channel
 from eqtune.errors import EqRangeError
 from eqtune.eye.engine import DERIVED_KEYS, KNOB_DIRECTION, KNOWN_KNOBS, EyeEngine, check_ber
-from eqtune.eye.result import LinkResult
+from eqtune.eye.result import EyeResult, LinkResult
+from eqtune.serdes.knobs import HOST_RX, Direction
 from eqtune.serdes.profile import SerdesProfile
 
-_ENGINES: dict[tuple, EyeEngine] = {}
+_ENGINES: dict[tuple[int, str, str, Direction], EyeEngine] = {}
 _CHANNELS: dict[str, Channel] = {}
 _MAX_CACHED = 32
 
 
-def _engine(channel: Channel, profile: str | SerdesProfile | None, direction: str, ber: float) -> EyeEngine:
+def _engine(channel: Channel, profile: str | SerdesProfile | None, direction: Direction, ber: float) -> EyeEngine:
     key = (id(channel), channel.name, str(profile), direction)
     eng = _ENGINES.get(key)
     if eng is None or eng.channel is not channel:
@@ -33,13 +35,11 @@ def evaluate_link(channel: Channel | str, point: Mapping[str, float], ber: float
     report the worst margin. Engines are cached per (channel object, profile, direction)."""
     ber = check_ber(ber)
     if isinstance(channel, str):
-        from eqtune.channel import load_channel
-
         channel = _CHANNELS.get(channel) or _CHANNELS.setdefault(channel, load_channel(channel))
     unknown = [k for k in point if k not in KNOWN_KNOBS and k not in DERIVED_KEYS]
     if unknown:
         raise EqRangeError(f"unknown knob(s) {', '.join(unknown)}: use {', '.join(KNOWN_KNOBS)}")
-    directions = sorted({KNOB_DIRECTION[k] for k in point if k in KNOB_DIRECTION}) or ["host_rx"]
-    results = {d: _engine(channel, profile, d, ber).evaluate(point, ber=ber) for d in directions}
+    directions: list[Direction] = sorted({KNOB_DIRECTION[k] for k in point if k in KNOB_DIRECTION}) or [HOST_RX]
+    results: dict[str, EyeResult] = {d: _engine(channel, profile, d, ber).evaluate(point, ber=ber) for d in directions}
     worst = min(results, key=lambda d: results[d].eye_height_min_mv)
     return LinkResult(results=results, worst_direction=worst)

@@ -9,9 +9,19 @@ graphics at all (terminals over SSH).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from eqtune.errors import InputError
+
+if TYPE_CHECKING:  # matplotlib is imported by the callers, lazily
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from eqtune.eye.engine import EyeEngine
+    from eqtune.eye.result import EyeResult
 
 
 def contour_arrays(con: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -26,8 +36,8 @@ def contour_arrays(con: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.n
     return phase, lo, hi
 
 
-def centre_columns(phase_ui: Any, img: np.ndarray, centre_ui: float | None = None,
-                   v_mv: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def centre_columns(phase_ui: ArrayLike, img: np.ndarray, centre_ui: float | None = None,
+                   v_mv: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Roll an eye image (rows: voltage, columns: phase) so one UI is shown centred on ``centre_ui``.
 
     The eye is periodic in phase (one UI), so rolling is exact. Without ``centre_ui`` the centre is the
@@ -46,7 +56,7 @@ def centre_columns(phase_ui: Any, img: np.ndarray, centre_ui: float | None = Non
     return np.roll(rel, shift), np.roll(img, shift, axis=1)
 
 
-def draw_density(ax, dens: Mapping[str, Any], con: Mapping[str, Any] | None = None, *, ms: float = 3.0,
+def draw_density(ax: Axes, dens: Mapping[str, Any], con: Mapping[str, Any] | None = None, *, ms: float = 3.0,
                  sample_phase_ui: float | None = None, floor_decades: float = 10.0,
                  colorbar: bool = True) -> None:
     """Statistical eye image (log10 probability density, ``floor_decades`` shown, with a colorbar) centred
@@ -88,7 +98,7 @@ def draw_density(ax, dens: Mapping[str, Any], con: Mapping[str, Any] | None = No
     ax.set(xlabel="phase from the sampling instant (UI)", ylabel="mV")
 
 
-def mark_closed(ax, text: str = "CLOSED") -> None:
+def mark_closed(ax: Axes, text: str = "CLOSED") -> None:
     """A large red CLOSED label across an axes whose eye has no opening (not a negative height)."""
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=16, fontweight="bold",
             color="#d00000", bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "#d00000"})
@@ -107,7 +117,7 @@ def eye_names(n: int) -> tuple[str, ...]:
     return EYE_NAMES.get(n, tuple(f"eye {i + 1}" for i in range(n)))
 
 
-def draw_contour(ax, con: Mapping[str, Any], *, xlim: tuple[float, float] | None = (-0.5, 0.5)) -> None:
+def draw_contour(ax: Axes, con: Mapping[str, Any], *, xlim: tuple[float, float] | None = (-0.5, 0.5)) -> None:
     """Eye openings at the target BER as filled areas (light pictures for reports), on a common phase
     axis (``xlim``, UI from the sampling instant) so panels side by side compare; CLOSED when none."""
     phase, lo, hi = contour_arrays(con)
@@ -153,7 +163,8 @@ def text_eye(dens: Mapping[str, Any], con: Mapping[str, Any] | None = None, *, w
 
     def nearest(phases: np.ndarray) -> np.ndarray:
         d = (phases[None, :] - cols[:, None] + 0.5) % 1.0 - 0.5  # circular distance in UI
-        return np.abs(d).argmin(axis=1)
+        ret: np.ndarray = np.abs(d).argmin(axis=1)
+        return ret
 
     j = nearest(ph)
     edges = np.linspace(v.max(), v.min(), height + 1)  # top row first
@@ -181,17 +192,15 @@ def text_eye(dens: Mapping[str, Any], con: Mapping[str, Any] | None = None, *, w
     return ["".join(row) for row in grid]
 
 
-def engine_text_eye(eng: Any, res: Any, *, width: int = 64, height: int = 21) -> list[str]:
+def engine_text_eye(eng: EyeEngine, res: EyeResult, *, width: int = 64, height: int = 21) -> list[str]:
     """:func:`text_eye` of an evaluated point: ``eng`` an ``EyeEngine``, ``res`` its ``EyeResult``."""
     return text_eye(eng.density(res.eq), eng.contour(res.eq), width=width, height=height,
                     sample_phase_ui=res.sample_phase_ui)
 
 
-def save_figure(fig: Any, path: str, *, dpi: int = 100, option: str = "--plot") -> None:
+def save_figure(fig: Figure, path: str, *, dpi: int = 100, option: str = "--plot") -> None:
     """Write a matplotlib figure and close it; an unwritable path is an ``InputError`` naming ``option``."""
     import matplotlib.pyplot as plt
-
-    from eqtune.errors import InputError
 
     try:
         fig.savefig(path, dpi=dpi)

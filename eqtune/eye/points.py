@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from eqtune.arrays import FloatArray, IntArray
 from eqtune.errors import EqRangeError, InputError
+from eqtune.eye.state import EngineState
 from eqtune.serdes import equalizers as eqz
 from eqtune.serdes.knobs import (
     CTLE_GDC,
@@ -32,10 +34,10 @@ KNOWN_KNOBS = KNOB_NAMES
 DERIVED_KEYS = ("tx_c0",)  # reported in EyeResult.eq, accepted (and ignored) on input
 
 
-class PointParser:
+class PointParser(EngineState):
     """EQ points -> (TX FFE taps, TX amplitude, RX setting index) arrays (mixin of ``EyeEngine``)."""
 
-    def _parse(self, points: Sequence[Mapping[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    def _parse(self, points: Sequence[Mapping[str, float]]) -> tuple[FloatArray, FloatArray, IntArray, list[dict[str, float]]]:
         """Points -> (taps (B, K) incl. main, amplitude (B,), rx setting index (B,) or -1 = adapt, points)."""
         B = len(points)
         names = list(self._tx.knob_names)

@@ -14,10 +14,13 @@ methods read the engine's attributes set in ``EyeEngine.__init__`` (``profile``,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from eqtune.arrays import ComplexArray, FloatArray, IntArray
+from eqtune.channel.model import Aggressor as ChannelAggressor
+from eqtune.channel.package import cascade, com_package_sparams, flip_ports
+from eqtune.eye.state import EngineState, RxSide, TxSide
 from eqtune.serdes import filters
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, RX_AMP, TX_EQ, TX_TAP_OFFSETS
 from eqtune.serdes.knobs import MODULE_RX_OUT_KNOBS as MODULE_TX_KNOBS
@@ -31,39 +34,21 @@ N_NEAR = 3  # stage A: cursors on each side of the main one checked as peak dist
 PULSE_CHUNK = 8  # RX settings per pass when preparing the pulses (cache-sized working set)
 
 
-@dataclass(frozen=True)
-class _Tx:
-    kind: str  # "host" or "module"
-    knob_names: tuple[str, ...]  # non-main taps / module codes
-    offsets: np.ndarray  # tap offsets (UI) including 0 (main)
-    rise_time_ps: float
-    snr_db: float
-    amplitude_v: float  # nominal (host TX) amplitude
-
-
-@dataclass(frozen=True)
-class _Rx:
-    kind: str  # "host" (COM CTLE grid + DFE) or "module" (peaking codes, no DFE)
-    settings: np.ndarray  # (C, 2) gdc, gdc2 (dB) per setting
-    labels: tuple[dict[str, float], ...]  # knob values per setting
-    eta0_v2_per_ghz: float
-
-
-class LinkPreparation:
+class LinkPreparation(EngineState):
     """EQ-point-independent set-up of one link (mixin of ``EyeEngine``, see the module docstring)."""
 
     # ------------------------------------------------------------------ set-up
-    def _make_tx(self) -> _Tx:
+    def _make_tx(self) -> TxSide:
         p = self.profile
         if self.direction == "host_rx":
             m = p.module
-            return _Tx("module", MODULE_TX_KNOBS, np.array([-1, 0, 1]), m.driver_rise_time_ps, m.driver_snr_db,
+            return TxSide("module", MODULE_TX_KNOBS, np.array([-1, 0, 1]), m.driver_rise_time_ps, m.driver_snr_db,
                        m.rx_amp_swing_mv_ppd(int(self._knobs[RX_AMP].default)) / 2000.0)
         names = tuple(sorted(p.tx.taps, key=lambda n: TX_TAP_OFFSETS[n]))
         offs = sorted([TX_TAP_OFFSETS[n] for n in names] + [0])
-        return _Tx("host", names, np.array(offs), p.tx.rise_time_ps, p.noise.snr_tx_db, p.tx.amplitude_v)
+        return TxSide("host", names, np.array(offs), p.tx.rise_time_ps, p.noise.snr_tx_db, p.tx.amplitude_v)
 
-    def _make_rx(self) -> _Rx:
+    def _make_rx(self) -> RxSide:
         p = self.profile
         if self.direction == "module_rx":
             m = p.module
@@ -72,14 +57,14 @@ class LinkPreparation:
                                               fz_hz=m.tx_input_fz_ghz * 1e9, fp1_hz=m.tx_input_fp1_ghz * 1e9,
                                               fp2_hz=m.tx_input_fp2_ghz * 1e9)
             settings = np.stack([gdc, np.zeros_like(gdc)], axis=-1)
-            return _Rx("module", settings, tuple({TX_EQ: float(c)} for c in codes), m.tx_input_eta0_v2_per_ghz)
+            return RxSide("module", settings, tuple({TX_EQ: float(c)} for c in codes), m.tx_input_eta0_v2_per_ghz)
         c = p.rx.ctle
         g1 = np.asarray(c.gdc_db.values())
         g2 = np.asarray(c.gdc2_db.values()) if c.gdc2_db is not None else np.zeros(1)
         grid = np.stack(np.meshgrid(g1, g2, indexing="ij"), axis=-1).reshape(-1, 2)
         labels = tuple({CTLE_GDC: float(a), **({CTLE_GDC2: float(b)} if c.gdc2_db is not None else {})}
                        for a, b in grid)
-        return _Rx("host", grid, labels, p.noise.eta0_v2_per_ghz)
+        return RxSide("host", grid, labels, p.noise.eta0_v2_per_ghz)
 
     def _ctle(self, f: np.ndarray, settings: np.ndarray) -> np.ndarray:
         """(C, n_f) receiver EQ transfer functions for ``settings`` (C, 2)."""
@@ -119,7 +104,8 @@ class LinkPreparation:
             slope = np.angle(x[-1] / x[-2]) / (fc[-1] - fc[-2]) if abs(x[-2]) > 0 else 0.0  # rad/Hz
             u = (f[ext] - f_max) / (0.25 * f_max)
             out[ext] = x[-1] * 0.5 * (1 + np.cos(np.pi * u)) * np.exp(1j * slope * (f[ext] - f_max))
-        return out
+        ret: np.ndarray = out
+        return ret
 
     def _packaged_s21(self, sdd21: np.ndarray, sdd11: np.ndarray | None, sdd22: np.ndarray | None,
                       tx_role: str) -> np.ndarray:
@@ -127,8 +113,6 @@ class LinkPreparation:
         -> RX package (93A-18 cascade; 93A.1.2: the victim through the TX and RX packages, a FEXT aggressor
         through the FEXT package, a NEXT aggressor through the NEXT package, both then through the victim's
         RX package). The package lengths of the chosen case come from the profile (802.3ck sheets)."""
-        from eqtune.channel.package import cascade, com_package_sparams, flip_ports
-
         fc = np.asarray(self.channel.freqs_hz, dtype=float)
         case, prof = self.package_case, self.profile
         s = np.zeros((len(fc), 2, 2), dtype=complex)
@@ -149,7 +133,7 @@ class LinkPreparation:
             return self._interp(self._packaged_s21(ch.sdd21, ch.sdd11, ch.sdd22, "tx"), f)
         return self._interp(ch.sdd21, f)
 
-    def _aggressor_h(self, ag, f: np.ndarray) -> np.ndarray:
+    def _aggressor_h(self, ag: ChannelAggressor, f: FloatArray) -> ComplexArray:
         """An aggressor's coupling on the FFT grid: through its packages in the serdes direction (93A.1.2;
         the aggressor files carry only SDD21 here, so the coupling's own reflections are left out)."""
         if self.direction == "serdes" and self.package_case:
@@ -251,6 +235,7 @@ class LinkPreparation:
             # the instant the FFE was adapted for)
             self._ipk_c[sl] = [_peak_index(x) for x in p]
             if ffe_offs is not None:
+                assert self._rx_ffe_w is not None and ffe_basis is not None  # made with ffe_offs above
                 n2 = eta0 * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
                 w = np.stack([self._rx_ffe_weights(x, ffe_offs, float(v)) for x, v in zip(p, n2)])
                 self._rx_ffe_w[sl] = w
@@ -296,17 +281,18 @@ class LinkPreparation:
         nb = len(self._b_max)
         n = np.array([k for k in range(-N_PRE_UI, RX_FFE_SPAN_UI + 1) if k != 0 and not (1 <= k <= nb)])
 
-        def h(k):
+        def h(k: IntArray | int) -> FloatArray:
             idx = ipk + np.asarray(k) * M
             return np.where((idx >= 0) & (idx < len(pulse)), pulse[np.clip(idx, 0, len(pulse) - 1)], 0.0)
 
         a = np.stack([h(n - d) for d in offs], axis=-1)  # y[n] = sum_k w_k h[n - d_k]
-        g = np.array([h(-d) for d in offs], dtype=float)
+        g = np.array([h(-d) for d in offs], dtype=np.float64)
         h0 = float(pulse[ipk])
         lam = max(noise_v2, 1e-8 * h0**2) / self.sigma_x2
         r = a.T @ a + lam * np.eye(len(offs))
         x = np.linalg.solve(r, g)
-        return h0 * x / float(g @ x)
+        ret: np.ndarray = h0 * x / float(g @ x)
+        return ret
 
     def _aggressor_grams(self) -> list[np.ndarray]:
         """Per aggressor: FEXT (C, M, K, K) Gram matrices over the FFE shifts; NEXT (C, M) power."""
@@ -365,13 +351,20 @@ class LinkPreparation:
         sj = self._slope(S)
         self._gj = np.einsum("ckmn,clmn->cmkl", sj, sj)
 
-    def _slope(self, p: np.ndarray) -> np.ndarray:
-        """h_J = (h(t + T/M) - h(t - T/M)) M / 2 in V/UI (93A-28), for cursor matrices (..., M, n)."""
-        nxt = np.concatenate([p[..., 1:, :], np.roll(p[..., :1, :], -1, axis=-1)], axis=-2)
-        prv = np.concatenate([np.roll(p[..., -1:, :], 1, axis=-1), p[..., :-1, :]], axis=-2)
-        nxt[..., -1, -1] = 0.0
-        prv[..., 0, 0] = 0.0
-        return (nxt - prv) * (self.M / 2.0)
+    def _slope(self, p: FloatArray) -> FloatArray:
+        """h_J of cursor matrices (..., M, n) (see ``cursor_slope``)."""
+        return cursor_slope(p, self.M)
+
+
+def cursor_slope(p: FloatArray, M: int) -> FloatArray:
+    """h_J = (h(t + T/M) - h(t - T/M)) M / 2 in V/UI (93A-28), for cursor matrices (..., M, n) with M
+    phases per UI (phase M is phase 0 of the next cursor, phase -1 phase M-1 of the previous one)."""
+    nxt = np.concatenate([p[..., 1:, :], np.roll(p[..., :1, :], -1, axis=-1)], axis=-2)
+    prv = np.concatenate([np.roll(p[..., -1:, :], 1, axis=-1), p[..., :-1, :]], axis=-2)
+    nxt[..., -1, -1] = 0.0
+    prv[..., 0, 0] = 0.0
+    out: FloatArray = (nxt - prv) * (M / 2.0)
+    return out
 
 
 def _peak_index(pulse: np.ndarray) -> int:

@@ -6,18 +6,28 @@ All ``to_dict()`` outputs are JSON-safe: plain floats/ints/lists/str, no NaN or 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import numpy as np
 
+from eqtune.errors import InputError
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2
 
 if TYPE_CHECKING:  # pragma: no cover
-    from eqtune.eye.engine import EyeEngine
+    from eqtune.eye.detail import Bathtubs, Contour, PointDetail
 
 
-def _clean(v: Any) -> Any:
+#: a plain JSON value (what ``to_dict()`` returns: no numpy types, no NaN or inf)
+JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+
+
+def _clean_dict(d: Mapping[str, object]) -> dict[str, JsonValue]:
+    return {str(k): _clean(x) for k, x in d.items()}
+
+
+def _clean(v: object) -> JsonValue:
     if isinstance(v, dict):
         return {str(k): _clean(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -31,7 +41,7 @@ def _clean(v: Any) -> Any:
     if isinstance(v, (np.floating, float)):
         f = float(v)
         return f if math.isfinite(f) else None
-    return v
+    return cast("JsonValue", v)  # None, str (anything else passes through as before)
 
 
 @dataclass
@@ -73,39 +83,40 @@ class EyeResult:
     dfe_taps: list[float] = field(default_factory=list)
     sampling: str = "best"
     com_probability: float | None = None
-    _engine: EyeEngine | None = field(default=None, repr=False, compare=False)
+    # the small context bathtubs()/contour() need (eqtune.eye.detail), not the engine: a result kept in a
+    # list must not hold the engine's prepared arrays (tens of MB) alive
+    _detail: PointDetail | None = field(default=None, repr=False, compare=False)
 
     @property
     def margin_mv(self) -> float:
         return self.eye_height_min_mv
 
-    def __getstate__(self) -> dict:
-        # never ship the engine (tens of MB of cached pulse responses) across processes
+    def __getstate__(self) -> dict[str, object]:
+        # results cross processes (study executors) as figures only: the per-phase context stays behind
         state = dict(self.__dict__)
-        state["_engine"] = None
+        state["_detail"] = None
         return state
 
-    def bathtubs(self) -> dict[str, Any]:
-        """Vertical and horizontal bathtubs (computed on demand by the engine)."""
-        return self._need_engine().bathtubs(self.eq)
+    def bathtubs(self) -> Bathtubs:
+        """Vertical and horizontal bathtubs at ``ber_target`` (see ``eqtune.eye.detail.PointDetail``)."""
+        return self._need_detail().bathtubs(self.ber_target)
 
-    def contour(self) -> dict[str, Any]:
+    def contour(self) -> Contour:
         """2-D eye contour at ``ber_target``: per phase, per eye, the lower/upper edge (mV)."""
-        return self._need_engine().contour(self.eq)
+        return self._need_detail().contour(self.ber_target)
 
-    def _need_engine(self) -> EyeEngine:
-        if self._engine is None:
-            from eqtune.errors import InputError
+    def _need_detail(self) -> PointDetail:
+        if self._detail is None:
+            raise InputError("this EyeResult carries no per-phase detail (made by hand, or unpickled): "
+                             "re-run EyeEngine.evaluate, or call EyeEngine.bathtubs(result.eq)")
+        return self._detail
 
-            raise InputError("this EyeResult was not produced by an engine: re-run EyeEngine.evaluate")
-        return self._engine
-
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         d = {k: getattr(self, k) for k in (
             "eye_height_mv", "eye_height_min_mv", "eye_width_ui", "eye_width_ps", "vec_db", "com_db",
             "sample_phase_ui", "ber_target", "ber_estimate", "modulation", "baud_gbd", "eq", "closed",
             "direction", "cursor_mv", "noise_sigma_mv", "a_ni_mv", "dfe_taps", "sampling", "com_probability")}
-        return _clean(d)
+        return _clean_dict(d)
 
 
 @dataclass
@@ -127,8 +138,8 @@ class BatchResult:
     def __len__(self) -> int:
         return len(self.eye_height_min_mv)
 
-    def to_dict(self) -> dict[str, Any]:
-        return _clean({k: getattr(self, k) for k in (
+    def to_dict(self) -> dict[str, JsonValue]:
+        return _clean_dict({k: getattr(self, k) for k in (
             "eye_height_min_mv", "eye_height_mv", "com_db", "eye_width_ui", "vec_db", "ber_estimate",
             "sample_phase_ui", CTLE_GDC, CTLE_GDC2, "points", "ber_target")})
 
@@ -156,7 +167,7 @@ class LinkResult:
             p_ok *= 1.0 - r.ber_estimate
         return 1.0 - p_ok
 
-    def to_dict(self) -> dict[str, Any]:
-        return _clean({"worst_direction": self.worst_direction, "margin_mv": self.margin_mv,
+    def to_dict(self) -> dict[str, JsonValue]:
+        return _clean_dict({"worst_direction": self.worst_direction, "margin_mv": self.margin_mv,
                        "ber_estimate": self.ber_estimate,
                        "results": {k: v.to_dict() for k, v in self.results.items()}})

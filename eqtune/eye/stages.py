@@ -20,6 +20,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from eqtune.arrays import FloatArray
+from eqtune.eye.state import EngineState, FloatingDfe
 from eqtune.eye.stateye import grouped_pdfs, q_factor, split_exact
 from eqtune.serdes import equalizers as eqz
 
@@ -87,41 +89,28 @@ class EyeRun:
     ew: np.ndarray | None = None
     points: list[dict[str, float]] = field(default_factory=list)
 
+    @property
+    def eye_width(self) -> FloatArray:
+        """``ew``, which ``EyeStages._run`` always fills (rows of ``_core(width=False)`` are only trials)."""
+        if self.ew is None:
+            raise RuntimeError("eye width of a trial run was asked for: evaluate the rows with EyeStages._run")
+        return self.ew
+
 
 _Rows = TypeVar("_Rows", StageA, StageB, EyeRun)
 
 
-class EyeStages:
+class EyeStages(EngineState):
     """Stage A (all phases) and stage B (sampling phase) of the statistical eye (mixin of ``EyeEngine``)."""
 
     def _full_p(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Equalized cursor matrices (B, M, n_out) in V: amp * sum_k c_k * shifted rows (93A-21)."""
-        return np.einsum("bk,bkmn->bmn", taps, self._stack[idx]) * amp[:, None, None]
+        ret: np.ndarray = np.einsum("bk,bkmn->bmn", taps, self._stack[idx]) * amp[:, None, None]
+        return ret
 
-    def _residual(self, v: np.ndarray, fixed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE, for cursor vectors v (..., n).
-
-        ``fixed`` (..., nb + fw): the feedback amounts (V) the DFE subtracts, adapted elsewhere (at the
-        sampling phase): the residual is then h(k) - fixed(k) on the DFE's taps, with no re-adaptation. A
-        receiver adapts its DFE once, at its sampling phase; its taps stay put while the eye is probed at
-        other phases (the horizontal eye, bathtubs), as in the bit-by-bit simulator."""
-        n0 = self.n_pre
-        h0 = v[..., n0]
-        post = v[..., n0 + 1:]
-        nb = len(self._b_max)
-        if fixed is not None:
-            k = fixed.shape[-1]
-            return h0, np.concatenate([v[..., :n0], post[..., :k] - fixed, post[..., k:]], axis=-1)
-        parts = [v[..., :n0]]
-        if nb:
-            parts.append(eqz.dfe_zero_forcing(h0, post[..., :nb], self._b_min, self._b_max))
-        rest = post[..., nb:]
-        if self._fw:
-            groups, per, _, bmax = self._float
-            parts.append(eqz.floating_dfe_residual(h0, rest[..., :self._fw], groups, per, bmax))
-            rest = rest[..., self._fw:]
-        parts.append(rest)
-        return h0, np.concatenate(parts, axis=-1)
+    def _residual(self, v: FloatArray, fixed: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+        """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE (see ``dfe_residual``)."""
+        return dfe_residual(v, fixed, self.n_pre, self._b_min, self._b_max, self._fw, self._float)
 
     def _feedback(self, v: np.ndarray) -> np.ndarray:
         """The amounts (V) the DFE (fixed and floating taps) subtracts from the post-cursors of cursor
@@ -154,7 +143,7 @@ class EyeStages:
             hj2 = np.einsum("bcml,bl->bcm", np.einsum("bk,cmkl->bcml", taps, self._gj), taps)
             near = np.einsum("bk,ckmn->bcmn", taps, self._s_near)
             dfe = np.einsum("bk,ckmn->bcmn", taps, self._s_dfe)
-            flt = np.einsum("bk,ckmn->bcmn", taps, self._s_float) if self._fw else None
+            flt = np.einsum("bk,ckmn->bcmn", taps, self._s_float) if self._s_float is not None else None
             a = amp[:, None, None]
             rx2 = self._sigma_rx2[None, :, None]
         else:
@@ -163,7 +152,7 @@ class EyeStages:
             hj2 = np.einsum("bml,bl->bm", np.einsum("bk,bmkl->bml", taps, self._gj[idx]), taps)
             near = np.einsum("bk,bkmn->bmn", taps, self._s_near[idx])
             dfe = np.einsum("bk,bkmn->bmn", taps, self._s_dfe[idx])
-            flt = np.einsum("bk,bkmn->bmn", taps, self._s_float[idx]) if self._fw else None
+            flt = np.einsum("bk,bkmn->bmn", taps, self._s_float[idx]) if self._s_float is not None else None
             a = amp[:, None]
             rx2 = self._sigma_rx2[idx][:, None]
         h0 = h0 * a
@@ -185,6 +174,7 @@ class EyeStages:
             if fixed is not None:
                 res = flt - fixed[..., nb_all:]
             else:
+                assert self._float is not None  # flt only with floating taps
                 groups, per, _, bmax = self._float
                 res = eqz.floating_dfe_residual(h0, flt, groups, per, bmax)
             isi2 = isi2 - np.sum(flt**2, axis=-1) + np.sum(res**2, axis=-1)
@@ -237,10 +227,10 @@ class EyeStages:
         out = np.empty((len(taps), C))
         step = max(1, int(2_000_000 // (C * M)))
         for s in range(0, len(taps), step):
-            a = amp[s:s + step, None, None]
+            a_s = amp[s:s + step, None, None]
             r = inv[s:s + step]
-            var = a**2 * quad[r] + rx2 + self._xt2_approx(amp[s:s + step])
-            out[s:s + step] = (a * lin[r] - q2 * np.sqrt(var)).max(axis=-1)
+            var = a_s**2 * quad[r] + rx2 + self._xt2_approx(amp[s:s + step])
+            out[s:s + step] = (a_s * lin[r] - q2 * np.sqrt(var)).max(axis=-1)
         return out
 
     def _xtalk(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -288,7 +278,7 @@ class EyeStages:
         tails = np.empty(half.shape)
         for rows, pdf in grouped_pdfs(big, sigma, add, self.levels, h0):
             q[rows] = pdf.quantile(ber)
-            if q_com is not q:
+            if q_com is not q and p_com is not None:
                 q_com[rows] = pdf.quantile(p_com)
             tails[rows] = pdf.tail_at(half[rows])  # P(Y > d_e h0 / 2): one side of one eye
         eh = self.spacing[None, :] * h0[:, None] - 2.0 * q[:, None]  # (R, n_eyes)
@@ -440,7 +430,8 @@ class EyeStages:
 
     def _cursors(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Equalized cursors (B, n_out) in V of rows ``(taps, amp, idx)`` sampled at phase ``j`` (B,)."""
-        return np.einsum("bk,bkn->bn", taps, self._stack[idx, :, j, :]) * amp[:, None]
+        ret: np.ndarray = np.einsum("bk,bkn->bn", taps, self._stack[idx, :, j, :]) * amp[:, None]
+        return ret
 
     def _slope_cursors(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, j: np.ndarray) -> np.ndarray:
         """h_J(n) = (h(t_s + nT + T/M) - h(t_s + nT - T/M)) M / 2 in V/UI (93A-28) at phase ``j`` (B, n_out);
@@ -452,7 +443,8 @@ class EyeStages:
         nxt[w] = np.concatenate([nxt[w][:, 1:], np.zeros((int(w.sum()), 1))], axis=-1)
         w = j - 1 < 0
         prv[w] = np.concatenate([np.zeros((int(w.sum()), 1)), prv[w][:, :-1]], axis=-1)
-        return (nxt - prv) * (M / 2.0)
+        ret: np.ndarray = (nxt - prv) * (M / 2.0)
+        return ret
 
     def _mm_phase(self, taps: np.ndarray, amp: np.ndarray, idx: np.ndarray, fallback: np.ndarray) -> np.ndarray:
         """Sampling phase by the Mueller-Muller criterion of 93A.1.6 (93A-25 with 93A-26):
@@ -495,16 +487,48 @@ class EyeStages:
 
 
 
+def dfe_residual(v: FloatArray, fixed: FloatArray | None, n_pre: int, b_min: FloatArray, b_max: FloatArray,
+                 fw: int, floating: FloatingDfe | None) -> tuple[FloatArray, FloatArray]:
+    """(cursor h0 (...), residual ISI cursors (..., n_out-1)) after the DFE, for cursor vectors v (..., n).
+
+    ``n_pre`` precursors precede the cursor; the DFE has ``len(b_max)`` fixed taps clipped to
+    [b_min, b_max] (93A-26/27) and ``fw`` floating taps (``floating``: groups, taps per group, span, |b|
+    max). ``fixed`` (..., nb + fw): the feedback amounts (V) the DFE subtracts, adapted elsewhere (at the
+    sampling phase): the residual is then h(k) - fixed(k) on the DFE's taps, with no re-adaptation. A
+    receiver adapts its DFE once, at its sampling phase; its taps stay put while the eye is probed at
+    other phases (the horizontal eye, bathtubs), as in the bit-by-bit simulator."""
+    n0 = n_pre
+    h0 = v[..., n0]
+    post = v[..., n0 + 1:]
+    nb = len(b_max)
+    if fixed is not None:
+        k = fixed.shape[-1]
+        return h0, np.concatenate([v[..., :n0], post[..., :k] - fixed, post[..., k:]], axis=-1)
+    parts = [v[..., :n0]]
+    if nb:
+        parts.append(eqz.dfe_zero_forcing(h0, post[..., :nb], b_min, b_max))
+    rest = post[..., nb:]
+    if fw:
+        assert floating is not None  # fw > 0 only with floating taps (LinkPreparation._precompute_forms)
+        groups, per, _, bmax = floating
+        parts.append(eqz.floating_dfe_residual(h0, rest[..., :fw], groups, per, bmax))
+        rest = rest[..., fw:]
+    parts.append(rest)
+    return h0, np.concatenate(parts, axis=-1)
+
+
 def _take_rows(d: _Rows, rows: np.ndarray, n: int) -> _Rows:
     """Rows ``rows`` of every array with ``n`` rows in the result ``d`` (nested results too); other values
     as they are."""
-    out = {}
+    out: dict[str, object] = {}
     for f in fields(d):
         v = getattr(d, f.name)
-        if isinstance(v, (StageA, StageB)):
+        if isinstance(v, StageA):
+            out[f.name] = _take_rows(v, rows, n)
+        elif isinstance(v, StageB):
             out[f.name] = _take_rows(v, rows, n)
         elif isinstance(v, np.ndarray) and v.ndim and v.shape[0] == n:
             out[f.name] = v[rows]
         else:
             out[f.name] = v
-    return replace(d, **out)
+    return replace(d, **out)  # type: ignore[arg-type]  # field-by-field copy of d's own values

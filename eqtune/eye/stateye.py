@@ -43,12 +43,14 @@ def symbol_variance(n_levels: int) -> float:
 
 def q_factor(p: float | np.ndarray) -> np.ndarray:
     """Gaussian Q^-1(p): the one-sided tail probability p in units of sigma."""
-    return -ndtri(np.asarray(p, dtype=float))
+    ret: np.ndarray = -ndtri(np.asarray(p, dtype=float))
+    return ret
 
 
 def norm_sf(z: np.ndarray) -> np.ndarray:
     """Gaussian tail probability Q(z)."""
-    return ndtr(-np.asarray(z, dtype=float))
+    ret: np.ndarray = ndtr(-np.asarray(z, dtype=float))
+    return ret
 
 
 def split_exact(cursors: np.ndarray, k_exact: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,7 +64,8 @@ def split_exact(cursors: np.ndarray, k_exact: int) -> tuple[np.ndarray, np.ndarr
     return big, np.sum(rest**2, axis=-1)
 
 
-def _grid_inputs(cursors, sigma_v, a_dd_v, levels, h0_v):
+def _grid_inputs(cursors: np.ndarray, sigma_v: np.ndarray | float, a_dd_v: np.ndarray | float, levels: np.ndarray,
+                 h0_v: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r = cursors.shape[0]
     sigma = np.broadcast_to(np.asarray(sigma_v, dtype=float), (r,)).copy()
     add = np.broadcast_to(np.abs(np.asarray(a_dd_v, dtype=float)), (r,))
@@ -75,7 +78,8 @@ def _grid_inputs(cursors, sigma_v, a_dd_v, levels, h0_v):
 def bins_needed(peak: np.ndarray, sigma: np.ndarray, min_bins: int = 256, max_bins: int = 8192) -> np.ndarray:
     """Power-of-two bins per row so that 2 (peak + 10 sigma) / N <= sigma / BINS_PER_SIGMA."""
     need = 2.0 * BINS_PER_SIGMA * (peak + 10.0 * sigma) / sigma
-    return np.clip(2 ** np.ceil(np.log2(np.maximum(need, 2.0))), min_bins, max_bins).astype(int)
+    ret: np.ndarray = np.clip(2 ** np.ceil(np.log2(np.maximum(need, 2.0))), min_bins, max_bins).astype(int)
+    return ret
 
 
 def grouped_pdfs(cursors: np.ndarray, sigma_v: np.ndarray, a_dd_v: np.ndarray, levels: np.ndarray,
@@ -164,7 +168,8 @@ class InterferencePdf:
         P_FLOOR: q(p) = q(P_FLOOR) + sigma (Q^-1(p) - Q^-1(P_FLOOR)) (the ISI is bounded, so the deep
         tail is the Gaussian one), keeping q monotone in p."""
         if p < P_FLOOR:
-            return self._quantile(P_FLOOR) + self.sigma_v * (q_factor(p) - q_factor(P_FLOOR))
+            ret: np.ndarray = self._quantile(P_FLOOR) + self.sigma_v * (q_factor(p) - q_factor(P_FLOOR))
+            return ret
         return self._quantile(p)
 
     def _quantile(self, p: float) -> np.ndarray:
@@ -176,7 +181,8 @@ class InterferencePdf:
         rows = np.arange(lt.shape[0])
         l0, l1 = lt[rows, idx - 1], lt[rows, idx]
         frac = np.clip((l0 - target) / np.where(l0 > l1, l0 - l1, 1.0), 0.0, 1.0)
-        return (idx - 1 + frac) * self.dy
+        ret: np.ndarray = (idx - 1 + frac) * self.dy
+        return ret
 
     def tail_at(self, y_v: np.ndarray) -> np.ndarray:
         """P(Y > y) per row at ``y_v`` (R,) or (R, k), log-interpolated; beyond the P_FLOOR quantile the

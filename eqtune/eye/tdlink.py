@@ -27,8 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from eqtune.channel.model import Channel, Modulation
+from eqtune.channel.package import cascade, com_package_sparams, flip_ports
 from eqtune.eye import timedomain as td
-from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2
+from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, TX_TAP_OFFSETS
+from eqtune.serdes.profile import SerdesProfile, load_profile
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class SimLink:
     sigma_noise_v: float
     a_dd_ui: float
     sigma_rj_ui: float
-    modulation: str
+    modulation: Modulation
     rlm: float
 
 
@@ -109,7 +112,7 @@ def _floating(tail: np.ndarray, h0: float, groups: int, per: int, limit: float) 
     return fb
 
 
-def build_link(channel, profile, point: dict[str, float], *, samples_per_ui: int = 32,
+def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, samples_per_ui: int = 32,
                package_case: int | None = None, sampling: str = "mm", truncate_rel: float = 0.0,
                cursor_time_s: float | None = None) -> SimLink:
     """The serdes-direction link (host TX FFE -> packages + channel -> CTLE + Butterworth -> DFE) of
@@ -118,10 +121,6 @@ def build_link(channel, profile, point: dict[str, float], *, samples_per_ui: int
     ``cursor_time_s``: sample at this time after the symbol's launch (the channel's own time axis, no
     filter delay added) instead of the simulator's own MM phase, e.g. another tool's sampling instant;
     ``truncate_rel`` > 0 truncates the impulse at that fraction of its peak (MATLAB COM does at 1e-3)."""
-    from eqtune.channel.package import cascade, com_package_sparams, flip_ports
-    from eqtune.serdes.knobs import TX_TAP_OFFSETS
-    from eqtune.serdes.profile import load_profile
-
     prof = load_profile(profile)
     m = int(samples_per_ui)
     fb = prof.baud_gbd * 1e9
@@ -191,7 +190,7 @@ def build_link(channel, profile, point: dict[str, float], *, samples_per_ui: int
                    sigma_rj_ui=prof.noise.sigma_rj_ui, modulation=prof.modulation, rlm=float(prof.noise.rlm))
 
 
-def simulate_link(channel, profile, point: dict[str, float], *, ber_target: float = 1e-3,
+def simulate_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, ber_target: float = 1e-3,
                   n_symbols: int = 1 << 17, seed: int = 0, sampling: str = "mm",
                   package_case: int | None = None, truncate_rel: float = 0.0,
                   cursor_time_s: float | None = None) -> td.TimeDomainResult:

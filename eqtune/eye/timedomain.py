@@ -56,12 +56,15 @@ then ``lower_edge(level i+1) - upper_edge(level i)``, both at that tail probabil
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from scipy.special import ndtr  # standard normal CDF Phi(x); Q(x) = ndtr(-x)
 
 from eqtune.errors import InputError
+
+if TYPE_CHECKING:
+    from eqtune.eye.engine import EyeEngine
 
 # Generator polynomial exponents (t_k of 1 + sum x^t_k), see the module docstring for sources.
 PRBS_TAPS: dict[int, tuple[int, ...]] = {
@@ -137,7 +140,8 @@ def prbs_q(order: int, n_symbols: int | None = None) -> np.ndarray:
         raise InputError(f"PRBS{order}Q is not defined: IEEE 802.3 has PRBS13Q and PRBS31Q")
     n = (1 << order) - 1 if n_symbols is None else int(n_symbols)
     bits = prbs_bits(order, 2 * n)
-    return _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+    ret: np.ndarray = _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+    return ret
 
 
 def pattern_symbols(pattern: str, modulation: Modulation, n_symbols: int | None = None,
@@ -160,13 +164,15 @@ def pattern_symbols(pattern: str, modulation: Modulation, n_symbols: int | None 
     if mod == "PAM4":  # 2 bits per symbol, Gray-coded (120.5.7.1)
         n = ((1 << order) - 1) if n_symbols is None else int(n_symbols)
         bits = prbs_bits(order, 2 * n)
-        return _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+        ret: np.ndarray = _GRAY_PAM4[2 * bits[0::2] + bits[1::2]]
+        return ret
     # PAM6: 5 bits -> two symbols (eqtune's own mapping, see module docstring)
     n = ((1 << order) - 1) if n_symbols is None else int(n_symbols)
     n_groups = (n + 1) // 2
     bits = prbs_bits(order, 5 * n_groups).reshape(n_groups, 5)
     v = bits @ (1 << np.arange(4, -1, -1))
-    return _PAM6_PAIRS[v].reshape(-1)[:n].astype(np.int8)
+    pam6: np.ndarray = _PAM6_PAIRS[v].reshape(-1)[:n].astype(np.int8)
+    return pam6
 
 
 def _pam6_pairs() -> np.ndarray:
@@ -244,7 +250,7 @@ class TimeDomainResult:
     def eye_height_mv(self) -> list[float]:
         return [1e3 * float(x) for x in self.eye_height_v]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         def f(x: float) -> float | None:
             return float(x) if np.isfinite(x) else None
 
@@ -529,7 +535,8 @@ def _first_crossing(grid: np.ndarray, tail: np.ndarray, p: float, *, descending:
         # den == 0: both ends already beyond p (a zero-noise delta at the grid end): take the outer one
         fr = np.where(np.abs(den) > 0, (p - t0) / den, 0.0 if descending else 1.0)
     fr = np.clip(fr, 0.0, 1.0)
-    return grid[i0] + fr * (grid[i1] - grid[i0])
+    ret: np.ndarray = grid[i0] + fr * (grid[i1] - grid[i0])
+    return ret
 
 
 def _eye_width(eh_min: np.ndarray, j: int) -> float:
@@ -557,7 +564,7 @@ def _eye_width(eh_min: np.ndarray, j: int) -> float:
     return min(w, float(M))
 
 
-def simulate_point(engine, point: dict[str, float] | None = None, *, ber_target: float = 1e-3,
+def simulate_point(engine: EyeEngine, point: dict[str, float] | None = None, *, ber_target: float = 1e-3,
                    jitter: Literal["tx", "slope", "sampling"] = "tx", n_symbols: int = 1 << 17,
                    pattern: str | None = None, seed: int = 0) -> TimeDomainResult:
     """The simulator on an ``EyeEngine``'s own inputs for ``point`` (public engine API only).
@@ -573,7 +580,7 @@ def simulate_point(engine, point: dict[str, float] | None = None, *, ber_target:
     lv = np.asarray(nb.levels, dtype=float)
     n = lv.size
     rlm = float(lv[-2] * (n - 1) / (n - 3)) if n > 2 else 1.0  # inner level = R_LM (n-3)/(n-1)
-    mod = {2: "NRZ", 4: "PAM4", 6: "PAM6"}[n]
+    mod: Modulation = {2: "NRZ", 4: "PAM4", 6: "PAM6"}[n]  # type: ignore[assignment]  # literal values
     h0 = r.cursor_mv / 1e3
     return simulate(pr.pulse_v, pr.samples_per_ui, cursor_index=pr.cursor_index, modulation=mod, rlm=rlm,
                     pattern=pattern, n_symbols=n_symbols, dfe_taps_v=np.asarray(r.dfe_taps, dtype=float) * h0,

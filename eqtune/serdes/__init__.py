@@ -4,14 +4,17 @@
 lazily so that reading knob names does not load numpy.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eqtune.serdes.knobs import EqPoint, Knob, KnobSpace
+
+if TYPE_CHECKING:  # the type checker sees the real signatures; at run time they load on first use
+    from eqtune.serdes.profile import SerdesProfile, list_profiles, load_profile
 
 __all__ = ["EqPoint", "Knob", "KnobSpace", "SerdesProfile", "list_profiles", "load_profile"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in ("SerdesProfile", "list_profiles", "load_profile"):
         from eqtune.serdes import profile
 

@@ -18,7 +18,8 @@ def ffe_main_tap(taps: np.ndarray) -> np.ndarray:
 
     ``taps`` has the non-main taps on its last axis.
     """
-    return 1.0 - np.abs(np.asarray(taps, dtype=float)).sum(axis=-1)
+    ret: np.ndarray = 1.0 - np.abs(np.asarray(taps, dtype=float)).sum(axis=-1)
+    return ret
 
 
 def check_ffe(taps: np.ndarray, c0_min: float, names: tuple[str, ...] = ()) -> None:

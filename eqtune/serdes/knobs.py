@@ -29,37 +29,66 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, Literal, TypeGuard
+
+from eqtune.errors import EqRangeError
 
 if TYPE_CHECKING:  # numpy only for the annotations; imported lazily in the methods
-    import numpy as np
+    from eqtune.arrays import BoolArray, FloatArray
 
+#: knob name -> value. Keys stay ``str`` (points come from JSON, TOML and the command line); the names
+#: themselves are ``KnobName`` below.
 EqPoint = dict[str, float]
 
 # --------------------------------------------------------------------------- names
+# The spellings below are the on-disk / JSON ones (journals, profiles, study files): the Literal types
+# only let the type checker see them; ``tests/serdes/test_knob_registry.py`` checks that each Literal
+# lists exactly the registry's values.
 
-RX_PRE = "rx_pre"
-RX_POST = "rx_post"
-RX_AMP = "rx_amp"
-TX_EQ = "tx_eq"
-TX_CM3 = "tx_cm3"
-TX_CM2 = "tx_cm2"
-TX_CM1 = "tx_cm1"
-TX_C1 = "tx_c1"
-TX_C2 = "tx_c2"
-CTLE_GDC = "ctle_gdc"
-CTLE_GDC2 = "ctle_gdc2"
+#: every knob name
+KnobName = Literal["rx_pre", "rx_post", "rx_amp", "tx_eq", "tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2",
+                   "ctle_gdc", "ctle_gdc2"]
+#: a link direction (see the module docstring)
+Direction = Literal["host_rx", "module_rx", "serdes"]
+#: a knob group
+KnobGroup = Literal["module", "tx_ffe", "ctle"]
+#: a knob's unit: integer CMIS code, linear FFE tap weight, or dB
+KnobUnit = Literal["code", "linear", "dB"]
+#: a margin metric / tuning objective key (``METRIC_DEFS``)
+MetricKey = Literal["ber", "q_db", "eye_height", "com", "eye_width", "fec"]
+
+RX_PRE: Final = "rx_pre"
+RX_POST: Final = "rx_post"
+RX_AMP: Final = "rx_amp"
+TX_EQ: Final = "tx_eq"
+TX_CM3: Final = "tx_cm3"
+TX_CM2: Final = "tx_cm2"
+TX_CM1: Final = "tx_cm1"
+TX_C1: Final = "tx_c1"
+TX_C2: Final = "tx_c2"
+CTLE_GDC: Final = "ctle_gdc"
+CTLE_GDC2: Final = "ctle_gdc2"
 
 # link directions
-HOST_RX = "host_rx"
-MODULE_RX = "module_rx"
-SERDES = "serdes"
-DIRECTIONS = (HOST_RX, MODULE_RX, SERDES)
+HOST_RX: Final = "host_rx"
+MODULE_RX: Final = "module_rx"
+SERDES: Final = "serdes"
+DIRECTIONS: tuple[Direction, ...] = (HOST_RX, MODULE_RX, SERDES)
 
 # knob groups
-GROUP_MODULE = "module"  # CMIS codes of the module (page 10h)
-GROUP_TX_FFE = "tx_ffe"  # host SerDes TX FFE taps
-GROUP_CTLE = "ctle"  # host SerDes RX CTLE DC gains
+GROUP_MODULE: Final = "module"  # CMIS codes of the module (page 10h)
+GROUP_TX_FFE: Final = "tx_ffe"  # host SerDes TX FFE taps
+GROUP_CTLE: Final = "ctle"  # host SerDes RX CTLE DC gains
+
+
+def is_direction(name: object) -> TypeGuard[Direction]:
+    """True when ``name`` is one of ``DIRECTIONS`` (narrows a ``str`` read from a file or option)."""
+    return name in DIRECTIONS
+
+
+def is_knob_name(name: object) -> TypeGuard[KnobName]:
+    """True when ``name`` is one of ``KNOB_NAMES``."""
+    return name in KNOB_DEFS
 
 
 @dataclass(frozen=True)
@@ -77,10 +106,10 @@ class KnobDef:
     tap : FFE tap offset c(k) for ``tx_ffe`` knobs (UI from the main cursor), else None.
     """
 
-    name: str
-    group: str
-    direction: str
-    unit: str
+    name: KnobName
+    group: KnobGroup
+    direction: Direction
+    unit: KnobUnit
     label: str
     description: str
     tap: int | None = None
@@ -106,12 +135,12 @@ KNOB_DEFS: dict[str, KnobDef] = {d.name: d for d in (
 )}
 
 #: every knob, in the canonical order (module codes, TX FFE taps c(-3)..c(2), CTLE)
-KNOB_NAMES: tuple[str, ...] = tuple(KNOB_DEFS)
+KNOB_NAMES: tuple[KnobName, ...] = tuple(d.name for d in KNOB_DEFS.values())
 
 
-def knobs_in_group(group: str) -> tuple[str, ...]:
+def knobs_in_group(group: KnobGroup) -> tuple[KnobName, ...]:
     """The knobs of a group, in canonical order."""
-    return tuple(n for n, d in KNOB_DEFS.items() if d.group == group)
+    return tuple(d.name for d in KNOB_DEFS.values() if d.group == group)
 
 
 #: the module's CMIS codes, in display order
@@ -125,12 +154,12 @@ MODULE_RX_OUT_KNOBS = tuple(n for n in MODULE_KNOBS if KNOB_DEFS[n].direction ==
 #: the module's Tx input code(s) (the receiver of the module_rx direction)
 MODULE_TX_IN_KNOBS = tuple(n for n in MODULE_KNOBS if KNOB_DEFS[n].direction == MODULE_RX)
 #: FFE tap name -> tap offset (UI from the main cursor)
-TX_TAP_OFFSETS: dict[str, int] = {n: int(KNOB_DEFS[n].tap) for n in TX_FFE_KNOBS}  # type: ignore[arg-type]
+TX_TAP_OFFSETS: dict[str, int] = {n: int(KNOB_DEFS[n].tap or 0) for n in TX_FFE_KNOBS}
 #: knob -> the link direction it acts in
-KNOB_DIRECTION: dict[str, str] = {n: d.direction for n, d in KNOB_DEFS.items()}
+KNOB_DIRECTION: dict[str, Direction] = {n: d.direction for n, d in KNOB_DEFS.items()}
 
 #: aliases accepted where a list of knobs is given (``--knobs``)
-KNOB_ALIASES: dict[str, tuple[str, ...]] = {
+KNOB_ALIASES: dict[str, tuple[KnobName, ...]] = {
     GROUP_TX_FFE: TX_FFE_KNOBS,
     GROUP_CTLE: CTLE_KNOBS,
     GROUP_MODULE: MODULE_KNOBS,
@@ -138,20 +167,20 @@ KNOB_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def knobs_in_direction(direction: str) -> tuple[str, ...]:
+def knobs_in_direction(direction: Direction) -> tuple[KnobName, ...]:
     """Every knob that can act in a link direction (``serdes``: the host TX FFE and CTLE)."""
     if direction == SERDES:
         return TX_FFE_KNOBS + CTLE_KNOBS
-    return tuple(n for n, d in KNOB_DEFS.items() if d.direction == direction)
+    return tuple(d.name for d in KNOB_DEFS.values() if d.direction == direction)
 
 
-def module_knobs_in_direction(direction: str) -> tuple[str, ...]:
+def module_knobs_in_direction(direction: Direction) -> tuple[KnobName, ...]:
     """The module's CMIS codes that act in a link direction."""
     return tuple(n for n in MODULE_KNOBS if KNOB_DEFS[n].direction == direction)
 
 
 #: the knobs a study tunes by default in each direction
-DEFAULT_TUNED: dict[str, tuple[str, ...]] = {
+DEFAULT_TUNED: dict[Direction, tuple[KnobName, ...]] = {
     HOST_RX: MODULE_RX_OUT_KNOBS,
     MODULE_RX: (TX_CM1, TX_C1, TX_EQ),
     SERDES: (TX_CM1, TX_C1),
@@ -172,7 +201,7 @@ class MetricDef:
     simulation objective (None for live-only metrics).
     """
 
-    key: str
+    key: MetricKey
     quantity: str
     unit: str
     attribute: str | None = None
@@ -200,11 +229,11 @@ METRIC_DEFS: dict[str, MetricDef] = {m.key: m for m in (
 )}
 
 #: the live metrics computed from a bit-error count
-BER_METRICS: tuple[str, ...] = ("ber", "q_db")
+BER_METRICS: tuple[MetricKey, ...] = ("ber", "q_db")
 #: the metrics a live session can tune on
-LIVE_METRICS: tuple[str, ...] = (*BER_METRICS, "eye_height")
+LIVE_METRICS: tuple[MetricKey, ...] = (*BER_METRICS, "eye_height")
 #: the objectives a simulation can tune on
-SIM_OBJECTIVES: tuple[str, ...] = tuple(k for k, m in METRIC_DEFS.items() if m.attribute is not None)
+SIM_OBJECTIVES: tuple[MetricKey, ...] = tuple(m.key for m in METRIC_DEFS.values() if m.attribute is not None)
 
 
 def metric_unit(metric: str) -> str:
@@ -246,8 +275,6 @@ class Knob:
         """Return ``value`` if it is an allowed value (within 1e-9), else raise EqRangeError."""
         import numpy as np
 
-        from eqtune.errors import EqRangeError
-
         arr = np.asarray(self.values)
         idx = int(np.argmin(np.abs(arr - value)))
         if abs(arr[idx] - value) > 1e-9:
@@ -263,7 +290,7 @@ class Knob:
 
 # A constraint takes a matrix of points (n_points x n_knobs, columns in ``KnobSpace.names`` order)
 # and returns a boolean mask of feasible rows.
-Constraint = Callable[["np.ndarray", Sequence[str]], "np.ndarray"]
+Constraint = Callable[["FloatArray", Sequence[str]], "BoolArray"]
 
 
 @dataclass(frozen=True)
@@ -278,7 +305,7 @@ class KnobSpace:
     def names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.knobs)
 
-    def feasible(self, matrix: np.ndarray) -> np.ndarray:
+    def feasible(self, matrix: FloatArray) -> BoolArray:
         """Boolean mask of rows of ``matrix`` that satisfy every constraint."""
         import numpy as np
 
@@ -293,7 +320,7 @@ class KnobSpace:
 
         return int(np.prod([len(k.values) for k in self.knobs])) if self.knobs else 0
 
-    def grid(self) -> np.ndarray:
+    def grid(self) -> FloatArray:
         """Every feasible point as a matrix (rows in ``names`` column order)."""
         import numpy as np
 

@@ -17,9 +17,12 @@ past 600 MB. The limits are deliberately wide (they bound sizes and loops, they 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eqtune.errors import ConfigError
+
+if TYPE_CHECKING:  # profile.py imports this module
+    from eqtune.serdes.profile import SerdesProfile
 
 INF = math.inf  # no upper limit (the value is still checked finite): ideal-receiver profiles use 1e9 GHz
 
@@ -40,7 +43,7 @@ def _int(where: str, name: str, x: Any, lo: int, hi: int) -> None:
         raise ConfigError(f"{where}: {name} = {x!r} must be a whole number {lo}..{hi}: fix the profile")
 
 
-def check_profile_limits(p: Any, where: str) -> None:
+def check_profile_limits(p: SerdesProfile, where: str) -> None:
     """Raise ConfigError naming the first value of the profile ``p`` outside its limits."""
     _num(where, "baud_gbd", p.baud_gbd, 0.0, 1000.0, lo_open=True)
     _int(where, "package.case", p.package_case, 0, 2)
@@ -54,11 +57,11 @@ def check_profile_limits(p: Any, where: str) -> None:
         _num(where, f"tx.{name}", getattr(t, name), 0.0, 10.0)
     _num(where, "tx.rise_time_ps", t.rise_time_ps, 0.0, 1000.0)
     c = p.rx.ctle
-    for label, r in (("gdc_db", c.gdc_db), ("gdc2_db", c.gdc2_db)):
-        if r is not None:
+    for label, rng in (("gdc_db", c.gdc_db), ("gdc2_db", c.gdc2_db)):
+        if rng is not None:
             for part in ("min", "max", "default"):
-                _num(where, f"rx.ctle.{label}.{part}", getattr(r, part), -60.0, 60.0)
-            _num(where, f"rx.ctle.{label}.step", r.step, 0.0, 60.0)
+                _num(where, f"rx.ctle.{label}.{part}", getattr(rng, part), -60.0, 60.0)
+            _num(where, f"rx.ctle.{label}.step", rng.step, 0.0, 60.0)
     for name in ("fz_ghz", "fp1_ghz", "fp2_ghz") + (("flf_ghz",) if c.flf_ghz is not None else ()):
         _num(where, f"rx.ctle.{name}", getattr(c, name), 0.0, INF, lo_open=True)  # 1e9 GHz = "no pole"
     d = p.rx.dfe

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+from eqtune.channel.model import Modulation, is_modulation
 from eqtune.errors import ConfigError
+from eqtune.resources import serdes_profiles_dir
 from eqtune.serdes.knobs import (
     CTLE_GDC,
     CTLE_GDC2,
@@ -22,6 +24,7 @@ from eqtune.serdes.knobs import (
     TX_TAP_OFFSETS,
     Knob,
 )
+from eqtune.serdes.limits import check_profile_limits
 
 MODULATION_LEVELS = {"NRZ": 2, "PAM4": 4, "PAM6": 6}
 MAX_RANGE_POINTS = 1001  # values per knob range: a tuner grid, not a sweep of millions
@@ -138,7 +141,7 @@ class SerdesProfile:
     name: str
     description: str
     baud_gbd: float
-    modulation: str
+    modulation: Modulation
     tx: TxSpec
     rx: RxSpec
     noise: NoiseSpec
@@ -264,7 +267,7 @@ def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
                 v = float(v)
             mkw[k] = v
         modulation = str(data.get("modulation", "PAM4")).upper()
-        if modulation not in MODULATION_LEVELS:
+        if not is_modulation(modulation):
             raise ConfigError(f"{where}: modulation {modulation!r} unknown: use NRZ, PAM4 or PAM6")
         prof = SerdesProfile(name=str(data.get("name", Path(source).stem if source else "profile")),
                              description=str(data.get("description", "")), baud_gbd=float(data.get("baud_gbd", 53.125)),
@@ -272,7 +275,6 @@ def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
                              package_case=int(_sub(data, "package", where).get("case", 0)), source=source,
                              package_zp_mm={r: tuple(float(x) for x in v) for r in ("tx", "rx", "fext", "next")
                                             if (v := _sub(data, "package", where).get(f"{r}_zp_mm")) is not None})
-        from eqtune.serdes.limits import check_profile_limits
 
         check_profile_limits(prof, where)
         return prof
@@ -284,8 +286,6 @@ def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
 
 def list_profiles() -> list[str]:
     """Names of the shipped SerDes profiles."""
-    from eqtune.resources import serdes_profiles_dir
-
     return sorted(p.stem for p in serdes_profiles_dir().glob("*.toml"))
 
 
@@ -296,7 +296,6 @@ def load_profile(name_or_path: str | Path | SerdesProfile | None = None) -> Serd
     """Load a shipped profile by name (``host-lr-112g``, the default) or a TOML file by path."""
     if isinstance(name_or_path, SerdesProfile):
         return name_or_path
-    from eqtune.resources import serdes_profiles_dir
 
     key = str(name_or_path or "host-lr-112g")
     if key in _CACHE:

@@ -47,8 +47,8 @@ METHODS = ("auto", "grid", "bayes")
 SWEEP_KEYS = ("length_in", "length_mm", "material", "temperature_c", "crosstalk")
 CRITERIA_KEYS = ("eye_height_min_mv", "vec_max_db", "com_min_db", "eye_width_min_ui")
 # Which knobs each link direction has (docs/ARCHITECTURE.md, "Link directions"), from the registry.
-DIRECTION_KNOBS = {d: knobs_in_direction(d) for d in DIRECTIONS}
-DEFAULT_KNOBS = DEFAULT_TUNED
+DIRECTION_KNOBS: dict[str, tuple[str, ...]] = {d: knobs_in_direction(d) for d in DIRECTIONS}
+DEFAULT_KNOBS: dict[str, tuple[str, ...]] = {d: DEFAULT_TUNED[d] for d in DIRECTIONS}
 
 
 # --------------------------------------------------------------------------- value types

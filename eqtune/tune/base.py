@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, cast, overload, runtime_checkable
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class Optimizer(Protocol):
 
 def new_seed() -> int:
     """A fresh 32-bit seed (stored in the optimizer state so that a resumed run stays reproducible)."""
-    return int(np.random.SeedSequence().entropy % (2**32))
+    return int(cast(int, np.random.SeedSequence().entropy) % (2**32))  # entropy: an int when drawn here
 
 
 def rng_for(seed: int, *stream: int) -> np.random.Generator:
@@ -176,7 +176,7 @@ class BaseOptimizer:
         }
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any], space: KnobSpace):
+    def from_state(cls, state: Mapping[str, Any], space: KnobSpace) -> Self:
         check_state(state, space, cls.kind)
         opt = cls(space, seed=state["seed"], start=_full(space, state.get("start")), **dict(state.get("config") or {}))
         opt._restore(state)
@@ -191,6 +191,12 @@ class BaseOptimizer:
         self.pending = [isp.key_of(_full(self.space, p), option="state point") for p in state.get("pending", [])]
 
 
+@overload
+def _full(space: KnobSpace, codes: Mapping[str, float]) -> EqPoint: ...
+@overload
+def _full(space: KnobSpace, codes: None) -> None: ...
+@overload
+def _full(space: KnobSpace, codes: Mapping[str, float] | None) -> EqPoint | None: ...
 def _full(space: KnobSpace, codes: Mapping[str, float] | None) -> EqPoint | None:
     if codes is None:
         return None
@@ -222,13 +228,14 @@ OPTIMIZERS = {"gp": "eqtune.tune.optimizer:GPOptimizer", "grid": "eqtune.tune.ba
               "random": "eqtune.tune.baselines:RandomSearch"}
 
 
-def _cls(kind: str):
+def _cls(kind: str) -> type[BaseOptimizer]:
     import importlib
 
     if kind not in OPTIMIZERS:
         raise TuneError(f"unknown optimizer '{kind}': use one of {', '.join(OPTIMIZERS)}")
     mod, attr = OPTIMIZERS[kind].split(":")
-    return getattr(importlib.import_module(mod), attr)
+    cls: type[BaseOptimizer] = getattr(importlib.import_module(mod), attr)
+    return cls
 
 
 def make_optimizer(kind: str, space: KnobSpace, *, seed: int | None = None,

@@ -36,6 +36,7 @@ class GridSearch(BaseOptimizer):
         if self.start_key is not None and not self.is_taken(self.start_key):
             return self.start_key
         grid = self.ispace.grid
+        assert grid is not None  # the grid optimizer runs on enumerable spaces only
         while self._cursor < len(grid):
             key = tuple(int(v) for v in grid[self._cursor])
             if not self.is_taken(key):
@@ -62,6 +63,7 @@ class RandomSearch(BaseOptimizer):
             return self.start_key
         if self._order is not None:
             grid = self.ispace.grid
+            assert grid is not None  # _order is a permutation of the grid
             while self._cursor < len(self._order):
                 key = tuple(int(v) for v in grid[self._order[self._cursor]])
                 if not self.is_taken(key):

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eqtune.serdes.knobs import KnobSpace
+    from eqtune.tune.source import MarginSource
+    from eqtune.tune.space import IndexedSpace
 
 #: the GP's own time per step (ask + tell) in seconds, the mean at 50-70 observations on 5 knobs in
 #: benchmarks/bench_tune.py (docs/tuning.md); used only to compare the two ways of spending a --sim run
@@ -42,7 +47,7 @@ class SimSearch:
         return asdict(self)
 
 
-def choose_sim_search(source: Any, budget: int, ispace: Any = None) -> SimSearch:
+def choose_sim_search(source: MarginSource, budget: int, ispace: IndexedSpace | None = None) -> SimSearch:
     """Exhaustive batch when the feasible grid costs no more than ``budget`` sequential GP steps.
 
     ``source``: a ``SimulationSource`` (``measure_batch``); ``ispace``: its ``IndexedSpace`` (built when
@@ -56,7 +61,9 @@ def choose_sim_search(source: Any, budget: int, ispace: Any = None) -> SimSearch
         return SimSearch("gp", nf, budget, None, float("nan"),
                          "the space is too large to enumerate" if nf is None else "the source has no batch mode")
     mid = max(0, nf // 2 - PROBE_POINTS // 2)
-    rows = isp.grid[mid: mid + PROBE_POINTS]
+    grid = isp.grid
+    assert grid is not None  # n_feasible is known, so the grid is enumerated
+    rows = grid[mid: mid + PROBE_POINTS]
     pts = [isp.point(r) for r in rows]
     t0 = time.perf_counter()
     source.measure_batch(pts)
@@ -98,7 +105,7 @@ class LivePlan:
                 f"expected {_duration(self.expected_s)} at {self.dwell_s:g} s dwell")
 
 
-def live_plan(space: Any, *, groups: int, budget: int, dwell_s: float, verify_dwell_s: float | None = None,
+def live_plan(space: KnobSpace, *, groups: int, budget: int, dwell_s: float, verify_dwell_s: float | None = None,
               write_s: float = 0.5, optimizer: str = "gp", remeasure: int = 0) -> LivePlan:
     """The plan of a live session over ``space`` (a ``KnobSpace``): ``budget`` evaluations per lane
     group, each a write (``write_s``, s) plus a ``dwell_s`` measurement; a baseline and a verify dwell

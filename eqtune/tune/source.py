@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
 
 import numpy as np
 
@@ -25,9 +25,23 @@ from eqtune.serdes.knobs import (
     KNOB_NAMES,
     METRIC_DEFS,
     SIM_OBJECTIVES,
+    Constraint,
     EqPoint,
+    Knob,
     KnobSpace,
 )
+
+if TYPE_CHECKING:  # the channel and eye rooms are imported lazily (eqtune --help stays fast)
+    from os import PathLike
+    from pathlib import Path
+
+    from eqtune.channel.model import Channel
+    from eqtune.eye.engine import EyeEngine
+    from eqtune.eye.result import EyeResult
+    from eqtune.serdes.profile import SerdesProfile
+
+#: a channel as the sources take it: a loaded Channel, a library name, or a path (.toml, .sNp)
+ChannelSpec: TypeAlias = "Channel | str | PathLike[str]"
 
 
 @dataclass
@@ -267,10 +281,10 @@ class SimulationSource:
     ``tx_eq`` -> ``module_rx``); knobs of both directions give the worse of the two links.
     """
 
-    def __init__(self, channel: Any, knobs: Sequence[str] | str | None = None, *,
+    def __init__(self, channel: ChannelSpec, knobs: Sequence[str] | str | None = None, *,
                  objective: str | Mapping[str, float] = "eye_height", corners: Sequence[str] | str | None = None,
-                 ber: float = 1e-6, fixed: Mapping[str, float] | None = None, profile: Any = None,
-                 direction: str | None = None) -> None:
+                 ber: float = 1e-6, fixed: Mapping[str, float] | None = None,
+                 profile: str | SerdesProfile | None = None, direction: str | None = None) -> None:
         from eqtune.eye import EyeEngine
 
         self.weights = parse_objective(objective)
@@ -289,18 +303,20 @@ class SimulationSource:
         base = self._load(channel, None)
         self.channel = base
         # directions -> tuned knob names
+        groups: dict[str, list[str] | None]
         if direction is not None:
             groups = {direction: names}
         elif names is None:
             groups = {"host_rx": None}
         else:
-            groups = {}
+            by_dir: dict[str, list[str]] = {}
             for n in names:
-                groups.setdefault(_DIRECTION_OF[n], []).append(n)
+                by_dir.setdefault(_DIRECTION_OF[n], []).append(n)
+            groups = {d: dn for d, dn in by_dir.items()}
         self._groups = groups
         # one engine per (corner, direction); the nominal channel when there are no corners
         corner_list = self.corners or [Corner("nominal")]
-        self._engines: list[tuple[str, str, Any]] = []
+        self._engines: list[tuple[str, str, EyeEngine]] = []
         for c in corner_list:
             ch = base if (c.temperature_c is None and c.aggressors is None) else self._load(channel, c)
             for d in groups:
@@ -319,7 +335,9 @@ class SimulationSource:
         if names is not None:
             names = [n for n in names if any(n in (dn or []) for dn in groups.values())]
         # the tuned space: union of the per-direction spaces, in the order asked
-        knobs, constraints, fixed_all = [], [], {}
+        space_knobs: list[Knob] = []
+        constraints: list[Constraint] = []
+        fixed_all: dict[str, float] = {}
         for d, dn in groups.items():
             eng = next(e for _, dd, e in self._engines if dd == d)
             dfixed = {k: v for k, v in fixed.items() if dn is None or k not in dn}
@@ -327,20 +345,20 @@ class SimulationSource:
                 sp = eng.knob_space(dn, fixed=dfixed or None)
             except EqtuneError as exc:
                 raise TuneError(f"--knobs: {exc}") from exc
-            knobs.extend(sp.knobs)
+            space_knobs.extend(sp.knobs)
             constraints.extend(_sub_constraint(c, sp.names) for c in sp.constraints)
             fixed_all.update(sp.fixed)
         if names is not None:
             order = {n: i for i, n in enumerate(names)}
-            knobs.sort(key=lambda k: order.get(k.name, len(order)))
-        self.space = KnobSpace(tuple(knobs), tuple(constraints), fixed_all)
+            space_knobs.sort(key=lambda k: order.get(k.name, len(order)))
+        self.space = KnobSpace(tuple(space_knobs), tuple(constraints), fixed_all)
         self._default = self._default_point()
         self.deterministic = True
         self.calls = 0
 
     # -- construction helpers ------------------------------------------------------------------
     @staticmethod
-    def _load(channel: Any, corner: Corner | None):
+    def _load(channel: ChannelSpec, corner: Corner | None) -> Channel:
         from eqtune.channel import load_channel
 
         if not isinstance(channel, str | bytes) and not hasattr(channel, "__fspath__"):
@@ -357,7 +375,7 @@ class SimulationSource:
                 kw["temperature_c"] = corner.temperature_c
             kw["aggressors"] = bool(corner.aggressors)  # crosstalk only where the corner names it (Corner)
         try:
-            ch = load_channel(channel, **kw)
+            ch = load_channel(cast("str | Path", channel), **kw)  # a name or a path (load_channel takes str(path))
         except EqtuneError as exc:
             if corner is None:
                 raise
@@ -437,17 +455,21 @@ class SimulationSource:
             out.append(Measurement(float(worst[i]), metrics, cost))
         return out
 
-    def evaluate(self, point: EqPoint) -> Any:
+    def evaluate(self, point: EqPoint) -> EyeResult:
         """The full ``EyeResult`` of the worst corner at ``point`` (for reports and plots)."""
-        worst, res_w = np.inf, None
+        worst, res_w, first = np.inf, None, None
         for _, d, eng in self._engines:
             res = eng.evaluate(self._engine_point(point, d))
+            first = res if first is None else first
             s, _ = self._score(res)
             if s < worst:
                 worst, res_w = s, res
-        return res_w
+        # no score below +inf (NaN): the first corner's result, as engine_for() gives the first engine
+        out = res_w if res_w is not None else first
+        assert out is not None  # there is at least one engine (the nominal corner)
+        return out
 
-    def engine_for(self, point: EqPoint) -> Any:
+    def engine_for(self, point: EqPoint) -> EyeEngine:
         """The engine of the worst corner at ``point`` (for the eye plot)."""
         worst, eng_w = np.inf, self._engines[0][2]
         for _, d, eng in self._engines:
@@ -480,13 +502,14 @@ class _BatchRow:
             return arr
 
 
-def _sub_constraint(c: Any, names: Sequence[str]):
+def _sub_constraint(c: Constraint, names: Sequence[str]) -> Constraint:
     """A constraint of a sub-space, applied to the columns of the union space it belongs to."""
     names = tuple(names)
 
     def wrapped(matrix: np.ndarray, all_names: Sequence[str]) -> np.ndarray:
         cols = [list(all_names).index(n) for n in names]
-        return c(np.asarray(matrix)[:, cols], names)
+        ret: np.ndarray = c(np.asarray(matrix)[:, cols], names)
+        return ret
 
     return wrapped
 

@@ -22,10 +22,13 @@ starting the surrogate"). Measured in benchmarks/bench_tune_fleet.py.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from eqtune.tune.optimizer import GPOptimizer
 
 #: the residual GP's amplitude, as a fraction of the earlier margins' spread (sd of their upper half)
 PRIOR_AMP = 0.25
@@ -35,7 +38,8 @@ class PriorModel:
     """What ``GPOptimizer._fit`` returns with a prior: the residual GP plus the prior mean, in the
     optimizer's standardized, negated units (``predict`` as skopt's acquisition functions call it)."""
 
-    def __init__(self, resid_gp: Any, prior_mean, d: int, den: np.ndarray, sd: float) -> None:
+    def __init__(self, resid_gp: Any, prior_mean: Callable[[np.ndarray], np.ndarray], d: int, den: np.ndarray,
+                 sd: float) -> None:
         self.gp = resid_gp
         self.prior_mean = prior_mean  # keys (n, d) -> margins (original units)
         self.d = d
@@ -43,9 +47,11 @@ class PriorModel:
         self.sd = sd
 
     def _keys(self, X: np.ndarray) -> np.ndarray:
-        return np.rint(np.asarray(X)[:, : self.d] * self.den).astype(np.int64)
+        ret: np.ndarray = np.rint(np.asarray(X)[:, : self.d] * self.den).astype(np.int64)
+        return ret
 
-    def predict(self, X: np.ndarray, return_std: bool = False, **_: Any):
+    def predict(self, X: np.ndarray, return_std: bool = False,
+                **_: object) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         out = self.gp.predict(X, return_std=return_std)
         shift = np.asarray(self.prior_mean(self._keys(X)), dtype=float) / self.sd
         if return_std:
@@ -77,7 +83,7 @@ def prior_observations(items: Any, names: Sequence[str]) -> list[tuple[dict[str,
     return out
 
 
-def fit_prior(opt: Any, keys: list[tuple[int, ...]], ys: list[float]) -> dict[str, Any]:
+def fit_prior(opt: GPOptimizer, keys: list[tuple[int, ...]], ys: list[float]) -> dict[str, Any]:
     """Fit the prior GP (a GPOptimizer of the same configuration on the earlier observations) and
     return what ``residual_model`` needs: the prior's posterior mean function, its fitted kernel, the
     margin spread and the earlier best key."""
@@ -102,7 +108,7 @@ def fit_prior(opt: Any, keys: list[tuple[int, ...]], ys: list[float]) -> dict[st
         keys_arr = np.atleast_2d(keys_arr)
         todo = [tuple(int(v) for v in r) for r in keys_arr if tuple(int(v) for v in r) not in cache]
         if todo and gp is not None:
-            pts = [prior.ispace.point(k) for k in dict.fromkeys(todo)]
+            pts: list[Mapping[str, float]] = [prior.ispace.point(k) for k in dict.fromkeys(todo)]
             mu, _ = prior.posterior(pts)
             cache.update({k: float(v) for k, v in zip(dict.fromkeys(todo), mu)})
         elif todo:
@@ -113,7 +119,7 @@ def fit_prior(opt: Any, keys: list[tuple[int, ...]], ys: list[float]) -> dict[st
     return {"mean": mean, "gp": gp, "spread": spread, "best": tuple(int(v) for v in best)}
 
 
-def residual_model(opt: Any, prior: Mapping[str, Any], X: np.ndarray, keys: np.ndarray, y: np.ndarray,
+def residual_model(opt: GPOptimizer, prior: Mapping[str, Any], X: np.ndarray, keys: np.ndarray, y: np.ndarray,
                    amp: float = PRIOR_AMP) -> tuple[PriorModel, tuple[float, float]]:
     """The residual GP on y - m(x) (m: the prior mean) with the prior fit's kernel, amplitude
     ``amp`` x the prior margins' spread, hyperparameters held; returns the model and (mu, sd)."""

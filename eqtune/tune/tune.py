@@ -12,16 +12,29 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from eqtune.errors import TuneError
 from eqtune.serdes.knobs import EqPoint
 from eqtune.tune.base import BaseOptimizer, make_optimizer
 from eqtune.tune.source import MarginSource, Measurement, _jsonable, measure_many, source_start
+from eqtune.tune.space import Key
+
+if TYPE_CHECKING:  # skopt behind it: imported only when the GP runs
+    from eqtune.serdes.knobs import KnobSpace
+    from eqtune.tune.optimizer import GPOptimizer
 
 #: upper bound of the GP's white-noise variance (standardized margins) for a deterministic source
 DETERMINISTIC_NOISE_MAX = 0.01
 
+
+
+@dataclass
+class _Best:
+    """The best measured margin so far and its key (updated while the run goes)."""
+
+    margin: float
+    key: Key
 
 @dataclass
 class Evaluation:
@@ -223,7 +236,7 @@ def tune(
         opt.set_prior([(_full(space, p), m) for p, m in prior_obs], keep_start=start is not None)
         if start is None:  # start from the earlier lanes' best
             full_start = dict(full_start)
-            full_start.update(isp.point(opt.design[0]))
+            full_start.update(isp.point(cast("GPOptimizer", opt).design[0]))  # set_prior: the GP
     start_key = isp.key_of(full_start, option="--start")
 
     remeasure_top_k = max(0, int(remeasure_top_k))
@@ -248,8 +261,8 @@ def tune(
 
     history: list[Evaluation] = []
     measure_s = 0.0
-    best = {"margin": -math.inf, "key": start_key}
-    last_metrics: dict[tuple, dict[str, Any]] = {}
+    best = _Best(-math.inf, start_key)
+    last_metrics: dict[Key, dict[str, Any]] = {}
     stop_reason = "budget"
     main_budget = budget - remeasure_top_k
     n_eval = 0
@@ -268,16 +281,16 @@ def tune(
             last_metrics[key] = dict(m.metrics)
             history.append(Evaluation(n_eval, codes, float(m.margin), dict(m.metrics), float(m.cost_s),
                                       time.perf_counter() - t_start, phase))
-            if m.margin > best["margin"]:
-                best.update(margin=float(m.margin), key=key)
+            if m.margin > best.margin:
+                best.margin, best.key = float(m.margin), key
             if callback is not None:
                 # the GP's current pick (its model is cached per observation count); baselines: the best
-                rec_codes = isp.codes(best["key"])
+                rec_codes: dict[str, float | int] | None = isp.codes(best.key)
                 if getattr(opt, "kind", "") == "gp" and phase in ("bo", "remeasure"):
                     rec = opt.recommend()
                     rec_codes = None if rec is None else isp.codes(isp.key_of(rec))
-                prog = Progress(n_eval, budget, phase, codes, float(m.margin), best["margin"],
-                                isp.codes(best["key"]), rec_codes, time.perf_counter() - t_start)
+                prog = Progress(n_eval, budget, phase, codes, float(m.margin), best.margin,
+                                isp.codes(best.key), rec_codes, time.perf_counter() - t_start)
                 if callback(prog):
                     stopped_by_callback = True
 
@@ -302,7 +315,7 @@ def tune(
             if time_budget_s is not None and time.perf_counter() - t_start >= time_budget_s:
                 stop_reason = "time"
                 break
-            if target_margin is not None and best["margin"] >= target_margin:
+            if target_margin is not None and best.margin >= target_margin:
                 stop_reason = "target"
                 break
             if patience is not None and unchanged >= int(patience):
@@ -314,13 +327,14 @@ def tune(
                 phase = "warm"
             else:
                 in_design = bool(getattr(opt, "in_initial_design", lambda: False)())
+                asked: list[EqPoint | None]
                 if opt.kind == "gp" and not in_design:
-                    pts, phase = [opt.ask()], "bo"
+                    asked, phase = [opt.ask()], "bo"
                 else:
                     # batches (vectorized simulation) unless a time/target rule must be checked often
                     n = 1 if (time_budget_s is not None or target_margin is not None) else min(remaining, 512)
-                    pts, phase = opt.ask_many(n), base_phase_kind
-                pts = [p for p in pts if p is not None]
+                    asked, phase = list(opt.ask_many(n)), base_phase_kind
+                pts = [p for p in asked if p is not None]
             if not pts:
                 stop_reason = "exhausted"
                 break
@@ -354,7 +368,7 @@ def tune(
     if start_key in means and means[rec_key][0] < base_margin:
         rec_key, kept_start = start_key, True
 
-    def outcome(key: tuple) -> Outcome:
+    def outcome(key: Key) -> Outcome:
         m, n = means.get(key, (math.nan, 0))
         return Outcome(isp.codes(key), isp.point(key), float(m), last_metrics.get(key, {}), n)
 
@@ -368,7 +382,7 @@ def tune(
     )
 
 
-def _full(space: Any, p: Mapping[str, float]) -> EqPoint:
+def _full(space: KnobSpace, p: Mapping[str, float]) -> EqPoint:
     out: EqPoint = dict(space.fixed)
     out.update({str(k): float(v) for k, v in p.items()})
     return out

@@ -161,3 +161,23 @@ def test_every_knob_has_a_direction_group_and_option(name):
     assert name in K.knobs_in_group(d.group)
     assert d.cli_option == "--" + name.replace("_", "-")
     assert (d.tap is not None) == (d.group == K.GROUP_TX_FFE)
+
+
+def test_literal_types_list_exactly_the_registry_spellings():
+    """The ``Literal`` aliases the type checker sees (issue 15) hold the same spellings as the registry,
+    which are the ones journals, profiles and JSON output carry: a knob, direction, group, unit or metric
+    added to one and not the other fails here."""
+    from typing import get_args
+
+    assert get_args(K.KnobName) == K.KNOB_NAMES
+    assert set(get_args(K.Direction)) == set(K.DIRECTIONS) == {d.direction for d in K.KNOB_DEFS.values()} | {K.SERDES}
+    assert set(get_args(K.KnobGroup)) == {d.group for d in K.KNOB_DEFS.values()}
+    assert set(get_args(K.KnobUnit)) == {d.unit for d in K.KNOB_DEFS.values()}
+    assert get_args(K.MetricKey) == tuple(K.METRIC_DEFS)
+    assert K.is_direction("module_rx") and not K.is_direction("module-rx") and not K.is_direction(None)
+    assert K.is_knob_name("ctle_gdc2") and not K.is_knob_name("ctle_gdc3")
+    # the constants are the plain on-disk strings (Final str, no enum wrapper): JSON round-trips unchanged
+    import json
+
+    assert json.loads(json.dumps({K.RX_PRE: 1, "d": K.HOST_RX})) == {"rx_pre": 1, "d": "host_rx"}
+    assert type(K.RX_PRE) is str and type(K.DIRECTIONS[0]) is str

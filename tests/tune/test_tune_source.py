@@ -91,3 +91,18 @@ def test_knob_errors_and_aliases():
     m = both.measure(both.default_point())
     assert set(m.metrics["corners"]) == {"nominal/host_rx", "nominal/module_rx"}
     assert m.margin == min(v["margin"] for v in m.metrics["corners"].values())
+
+
+def test_evaluate_gives_a_result_when_no_corner_scores_below_infinity(monkeypatch):
+    """Issue 15 (found by mypy): ``SimulationSource.evaluate`` returned None when every corner's score was
+    NaN (no ``s < inf``); it now gives the first corner's result, as ``engine_for`` gives the first engine.
+    With finite scores it still picks the worst corner."""
+    src = SimulationSource("c2m-10in", ["rx_post", "tx_eq"])  # two engines: host_rx and module_rx
+    pt = src.default_point()
+    worst = src.evaluate(pt)
+    per_dir = {d: eng.evaluate(src._engine_point(pt, d)) for _, d, eng in src._engines}
+    assert worst.eye_height_min_mv == min(r.eye_height_min_mv for r in per_dir.values())
+    monkeypatch.setattr(src, "_score", lambda res: (float("nan"), {}))
+    res = src.evaluate(pt)
+    assert res is not None and res.direction == src._engines[0][1]
+    assert res.eye_height_mv == per_dir[src._engines[0][1]].eye_height_mv
