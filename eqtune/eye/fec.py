@@ -48,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from eqtune.jsonutil import to_json_value
+
 RS_N = 544  # 802.3 91.5.2.1: RS(544,514) over GF(2^10)
 RS_K = 514
 RS_T = 15  # (n - k) / 2 correctable symbols per codeword
@@ -85,7 +87,7 @@ class FecResult:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["taps"] = list(self.taps)
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+        return to_json_value(d)
 
 
 def _q(x: np.ndarray | float) -> np.ndarray:

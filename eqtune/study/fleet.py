@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import ConfigError
+from eqtune.jsonutil import finite_or_none
 
 REQUIRED = ("server", "port", "lane", "module_pn")
 OPTIONAL = ("host_trace_in", "host_trace_mm", "material", "temperature_c", "module_vendor", "module_sn",
@@ -213,7 +214,7 @@ def _profile_doc(server: str, port: str, pn: str, lanes: list[Mapping[str, Any]]
         lane = str(int(json.loads(r["link"])["lane"]))
         codes = json.loads(r["robust_codes"] or r["tuned_codes"] or "{}")
         per_lane[lane] = {k: (int(v) if float(v).is_integer() else float(v)) for k, v in codes.items()}
-        margins[lane] = {"baseline": _f(r.get("baseline_margin")), "robust_worst": _f(r.get("robust_margin")),
+        margins[lane] = {"baseline": finite_or_none(r.get("baseline_margin")), "robust_worst": finite_or_none(r.get("robust_margin")),
                          "verdict": r.get("verdict")}
     doc = {
         "identity": {"vendor": first.get("module_vendor", ""), "pn": pn, "sn": first.get("module_sn", "")},
@@ -225,12 +226,6 @@ def _profile_doc(server: str, port: str, pn: str, lanes: list[Mapping[str, Any]]
     return doc
 
 
-def _f(v: Any) -> float | None:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 def profile_filename(doc: Mapping[str, Any]) -> str:
