@@ -175,7 +175,7 @@ def check_value(value: Any, f: Field, *, where: str, path: str,
         if not _in_bounds(f, float(num)):
             raise bad(f"must be {_bounds_text(f)}{_unit(f)}, got {num:g}")
         if f.choices is not None and num not in f.choices:
-            raise bad(f"{num:g} is not one of {', '.join(f'{c:g}' for c in f.choices)}")
+            raise bad(f"{num:g} is not allowed; use one of {', '.join(f'{c:g}' for c in f.choices)}")
         return num
     if kind == "string":
         if not isinstance(value, str):
@@ -188,7 +188,7 @@ def check_value(value: Any, f: Field, *, where: str, path: str,
         elif f.fold == "lower":
             text = text.lower()
         if f.choices is not None and text not in f.choices:
-            raise bad(f"{_show(value)} is not one of {', '.join(str(c) for c in f.choices)}")
+            raise bad(f"{_show(value)} is unknown; use one of {', '.join(str(c) for c in f.choices)}")
         return text
     if kind == "bool":
         if not isinstance(value, bool):
