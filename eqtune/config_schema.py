@@ -271,8 +271,9 @@ def validate(data: Any, schema: Schema, *, where: str, path: str = "",
             if f.required:
                 raise fail(where, sub, "missing", f.hint or f"add {f.name} = {_KIND_TEXT[f.kind]}",
                            error=error)
-            if f.default is not MISSING:
-                out[f.name] = f.default
+            if f.default is not MISSING:  # a nested table's default gets its own defaults
+                out[f.name] = (validate(f.default, f.schema, where=where, path=sub, error=error)
+                               if f.kind == "table" and f.schema is not None else f.default)
             continue
         out[f.name] = check_value(data[f.name], f, where=where, path=sub, error=error)
     if schema.extra == "allow":

@@ -80,7 +80,7 @@ CHANNEL_SCHEMA = Schema((
     Field("termination_ohm", "number", unit="ohm", gt=0),
     Field("segments", "list", required=True, min_len=1, items=Field("segment", "table"),
           hint="give at least one [[segments]] table"),
-    Field("aggressors", "list", items=Field("aggressor", "table"), default=[],
+    Field("aggressors", "list", items=Field("aggressor", "table"), default=(),
           hint="give [[aggressors]] tables"),
 ))
 TOP_KEYS = set(CHANNEL_SCHEMA.names)
