@@ -100,12 +100,14 @@ class Field:
 @dataclass(frozen=True)
 class Schema:
     """The keys of one table. ``extra``: ``"reject"`` unknown keys (the default) or ``"allow"`` them
-    (passed through unchecked, e.g. records a newer eqtune may write). ``hint`` follows the list of
-    allowed keys in an unknown-key message."""
+    (passed through unchecked, e.g. records a newer eqtune may write). An unknown-key message lists the
+    allowed keys, or says ``keys_text`` instead when given (a compact form such as ``width_mil|mm|um``);
+    ``hint`` follows it."""
 
     fields: tuple[Field, ...]
     extra: Literal["reject", "allow"] = "reject"
     hint: str = ""
+    keys_text: str = ""
     by_name: dict[str, Field] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -262,8 +264,9 @@ def validate(data: Any, schema: Schema, *, where: str, path: str = "",
     if schema.extra == "reject":
         unknown = [k for k in data if k not in schema.by_name]
         if unknown:
-            hint = f"allowed keys: {', '.join(schema.names)}" + (f"; {schema.hint}" if schema.hint else "")
-            raise fail(where, path, f"unknown key {str(unknown[0])!r}", hint, error=error)
+            hint = f"allowed keys: {schema.keys_text or ', '.join(schema.names)}" + (
+                f"; {schema.hint}" if schema.hint else "")
+            raise fail(where, join_path(path, str(unknown[0])), "unknown key", hint, error=error)
     out: dict[str, Any] = {}
     for f in schema.fields:
         sub = join_path(path, f.name)
@@ -289,4 +292,4 @@ def check_keys(data: Mapping[str, Any], allowed: Sequence[str], *, where: str, p
     unknown = [k for k in data if k not in allowed]
     if unknown:
         text = f"allowed keys: {', '.join(allowed)}" + (f"; {hint}" if hint else "")
-        raise fail(where, path, f"unknown key {str(unknown[0])!r}", text, error=error)
+        raise fail(where, join_path(path, str(unknown[0])), "unknown key", text, error=error)

@@ -281,7 +281,7 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
             seg.setdefault("temperature_c", temp)
             if temperature_c is not None:
                 seg["temperature_c"] = temperature_c
-            spec = from_units(seg, w)
+            spec = from_units(seg, where, path)
             parsed.append(("trace", spec, f"trace {spec.kind} {spec.length_m / 0.0254:.3g} in {spec.material}"))
         elif kind == "line":
             delay = seg["delay_ps"] * 1e-12

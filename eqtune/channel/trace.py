@@ -255,27 +255,28 @@ TRACE_SCHEMA = Schema(
     + tuple(Field(f"{base}_{u}", "number", unit=u, gt=0) for base in _DIMENSIONS for u in _SCALE)
     + (Field("zdiff_ohm", "any"), Field("roughness", "any"), Field("huray_radius_um", "number", unit="um", gt=0),
        Field("huray_sr", "any"), Field("rq_um", "number", unit="um", gt=0), Field("temperature_c", "any")),
-    hint="trace keys are length_mm|length_in, kind, material, dk, df, f_ref_ghz, width_mil|mm|um, "
-         "thickness_*, spacing_*, height_*, zdiff_ohm, roughness, huray_radius_um, huray_sr, rq_um, temperature_c")
+    keys_text="length_mm|length_in, kind, material, dk, df, f_ref_ghz, width_mil|mm|um, thickness_*, spacing_*, "
+              "height_*, zdiff_ohm, roughness, huray_radius_um, huray_sr, rq_um, temperature_c")
 
 
-def from_units(table: dict, where: str = "trace") -> TraceSpec:
+def from_units(table: dict, where: str = "trace", path: str = "") -> TraceSpec:
     """Build a TraceSpec from engineering units: length_mm | length_in, width_mil | width_mm, ...
 
     Keys: length_mm/length_in, kind, material, dk, df, f_ref_ghz, width_*/thickness_*/spacing_*/height_*
     (mil | mm | um), zdiff_ohm, roughness, huray_radius_um, huray_sr, rq_um, temperature_c.
     Key types and signs are checked against ``TRACE_SCHEMA``; the physics ranges by ``validate``.
+    ``where`` names the file, ``path`` the table in it (``segments[2]``).
     """
-    t = validate_keys(table, TRACE_SCHEMA, where=where)
+    t = validate_keys(table, TRACE_SCHEMA, where=where, path=path)
     out: dict = {}
     lengths = [k for k in _LENGTH_SCALE if k in t]
     if len(lengths) != 1:
-        raise fail(where, "", "give exactly one of length_mm, length_in")
+        raise fail(where, path, "give exactly one of length_mm, length_in")
     out["length_m"] = t[lengths[0]] * _LENGTH_SCALE[lengths[0]]
     for base in _DIMENSIONS:
         keys = [f"{base}_{u}" for u in _SCALE if f"{base}_{u}" in t]
         if len(keys) > 1:
-            raise fail(where, "", f"give {base} once (one of {', '.join(keys)})")
+            raise fail(where, path, f"give {base} once (one of {', '.join(keys)})")
         if keys:
             out[f"{base}_m"] = t[keys[0]] * _SCALE[keys[0].split("_", 1)[1]]
     for k_in, k_out, mult in (("f_ref_ghz", "f_ref_hz", 1e9), ("huray_radius_um", "huray_radius_m", 1e-6),
@@ -286,5 +287,5 @@ def from_units(table: dict, where: str = "trace") -> TraceSpec:
         if k in t:
             out[k] = t[k]
     spec = TraceSpec(**out)
-    validate(spec, where)
+    validate(spec, f"{where}: {path}" if path else where)
     return spec

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from eqtune.config_schema import Field, Schema
+from eqtune.config_schema import MISSING, Field, Schema
 
 INF = math.inf  # no upper limit (the value is still checked finite): ideal-receiver profiles use 1e9 GHz
 _FIX = "fix the profile (see channels/serdes/README.md)"
@@ -36,14 +36,10 @@ CODE_MAX = 15  # CMIS 5.2 Table 8-52: 4-bit per-lane code fields
 
 def _num(name: str, lo: float = -INF, hi: float = INF, *, lo_open: bool = False, unit: str = "",
          default: float | None = None) -> Field:
-    """A finite number in [lo, hi] ((lo, hi] with ``lo_open``); unbounded sides are left out."""
-    kw: dict[str, float] = {}
-    if lo != -INF:
-        kw["gt" if lo_open else "ge"] = lo
-    if hi != INF:
-        kw["le"] = hi
-    return Field(name, "number", unit=unit, hint=_FIX, **kw) if default is None else \
-        Field(name, "number", unit=unit, hint=_FIX, default=default, **kw)
+    """A finite number in [lo, hi] ((lo, hi] with ``lo_open``); infinite bounds are no bounds."""
+    low = None if lo == -INF else lo
+    return Field(name, "number", unit=unit, hint=_FIX, gt=low if lo_open else None, ge=None if lo_open else low,
+                 le=None if hi == INF else hi, default=MISSING if default is None else default)
 
 
 def _int(name: str, lo: int, hi: int) -> Field:

@@ -54,10 +54,10 @@ material = "megtron6"
 """
 
 BAD_TOML = {
-    "unknown_top": (VALID_TOML.replace('name = "t"', 'name = "t"\nbaud = 53'), r"bad\.toml: unknown key 'baud'"),
-    "unknown_seg": (VALID_TOML + "colour = 1\n", r"bad\.toml: segments\[0\]: unknown key 'colour'; allowed keys: length_mm, length_in"),
+    "unknown_top": (VALID_TOML.replace('name = "t"', 'name = "t"\nbaud = 53'), r"bad\.toml: baud: unknown key; allowed keys: name, description"),
+    "unknown_seg": (VALID_TOML + "colour = 1\n", r"bad\.toml: segments\[0\]\.colour: unknown key; allowed keys: length_mm\|length_in, kind"),
     "negative_len": (VALID_TOML.replace("length_in = 2", "length_in = -2"),
-                     r"bad\.toml: segments\[0\]: length_in: must be >= 0 in, got -2"),
+                     r"bad\.toml: segments\[0\]\.length_in: must be >= 0 in, got -2"),
     "missing_file": (VALID_TOML + '[[segments]]\ntype = "touchstone"\nfile = "gone.s4p"\n',
                      r"bad\.toml: segments\[1\]\.file: 'gone\.s4p' not found"),
     "missing_agg": (VALID_TOML + '[[aggressors]]\nkind = "FEXT"\nfile = "gone.s4p"\n',
