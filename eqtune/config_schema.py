@@ -28,14 +28,14 @@ from typing import Any, Final, Literal
 
 from eqtune.errors import ConfigError, EqtuneError
 
-Kind = Literal["number", "integer", "string", "bool", "table", "list", "any"]
+Kind = Literal["number", "integer", "string", "bool", "scalar", "table", "list", "any"]
 _MISSING: Final = object()
 MISSING: Final[Any] = _MISSING
 """``Field.default`` when there is none: an optional field without a default is absent when not given."""
 
 _KIND_TEXT: Final[dict[str, str]] = {
     "number": "a number", "integer": "a whole number", "string": "a string", "bool": "true or false",
-    "table": "a table", "list": "a list", "any": "a value",
+    "scalar": "a plain value", "table": "a table", "list": "a list", "any": "a value",
 }
 
 
@@ -49,8 +49,9 @@ class Field:
         The key as written in the file.
     kind
         ``number`` (finite int or float, returned as float), ``integer`` (int, not bool), ``string``,
-        ``bool``, ``table`` (nested ``schema`` if given), ``list`` (each element checked by ``items``),
-        ``any`` (not checked).
+        ``bool``, ``scalar`` (a string, finite number or boolean), ``table`` (nested ``schema`` if given,
+        else each value checked by ``values``), ``list`` (each element checked by ``items``), ``any``
+        (not checked).
     unit
         Shown after numbers in messages (``GBd``, ``dB``, ``ps``); documentation otherwise.
     gt, ge, lt, le
@@ -69,6 +70,10 @@ class Field:
         The spec of each list element (its ``name`` is ignored).
     schema
         The nested table's schema (``kind="table"``).
+    values
+        The spec of every value of a table whose keys are data (lanes, knob names), without ``schema``.
+    nullable
+        ``null`` (JSON) / None is allowed as the value.
     scalar_ok
         Lists: a single value stands for a one-element list.
     min_len, max_len
@@ -91,6 +96,8 @@ class Field:
     nonempty: bool = False
     items: Field | None = None
     schema: Schema | None = None
+    values: Field | None = None
+    nullable: bool = False
     scalar_ok: bool = False
     min_len: int | None = None
     max_len: int | None = None
@@ -166,6 +173,12 @@ def check_value(value: Any, f: Field, *, where: str, path: str,
         return fail(where, path, what, f.hint, error=error)
 
     kind = f.kind
+    if value is None and f.nullable:
+        return None
+    if kind == "scalar":
+        if not isinstance(value, str | int | float) or (isinstance(value, float) and not math.isfinite(value)):
+            raise bad(f"must be a string, a finite number or true/false, got {_type_name(value)}")
+        return value
     if kind in ("number", "integer"):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise bad(f"must be {_KIND_TEXT[kind]}{_unit(f) and ' (' + f.unit + ')'}, got {_show(value)}")
@@ -202,7 +215,10 @@ def check_value(value: Any, f: Field, *, where: str, path: str,
         if f.nonempty and not value:
             raise bad("must not be empty")
         if f.schema is None:
-            return dict(value)
+            if f.values is None:
+                return dict(value)
+            return {k: check_value(v, f.values, where=where, path=join_path(path, str(k)), error=error)
+                    for k, v in value.items()}
         return validate(value, f.schema, where=where, path=path, error=error)
     if kind == "list":
         if not isinstance(value, list | tuple):
