@@ -109,7 +109,7 @@ class Schema:
     """The keys of one table. ``extra``: ``"reject"`` unknown keys (the default) or ``"allow"`` them
     (passed through unchecked, e.g. records a newer eqtune may write). An unknown-key message lists the
     allowed keys, or says ``keys_text`` instead when given (a compact form such as ``width_mil|mm|um``);
-    ``hint`` follows it."""
+    ``hint`` follows it, and follows "must be a table" when the document is something else."""
 
     fields: tuple[Field, ...]
     extra: Literal["reject", "allow"] = "reject"
@@ -276,7 +276,7 @@ def validate(data: Any, schema: Schema, *, where: str, path: str = "",
         On the first problem, in the schema's field order after the unknown-key check.
     """
     if not isinstance(data, Mapping):
-        raise fail(where, path, f"must be a table, got {_type_name(data)}", error=error)
+        raise fail(where, path, f"must be a table, got {_type_name(data)}", schema.hint, error=error)
     if schema.extra == "reject":
         unknown = [k for k in data if k not in schema.by_name]
         if unknown:
