@@ -7,6 +7,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -216,7 +217,7 @@ def _range(raw: object, spec: Field, where: str, path: str) -> Range:
     return Range(lo, hi, step, default)
 
 
-def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
+def profile_from_dict(data: dict[str, Any], source: str = "") -> SerdesProfile:
     """Build a profile from parsed TOML: checked against ``eqtune.serdes.limits.PROFILE_SCHEMA``
     (ConfigError naming the file and key path)."""
     where = source or (data.get("name") if isinstance(data, dict) and isinstance(data.get("name"), str) else None) \
@@ -245,7 +246,7 @@ def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
                   float_taps_per_group=dd["float_taps_per_group"], float_span_ui=dd["float_span_ui"],
                   float_b_max=dd["float_b_max"])
     rxs = RxSpec(ctle=ctle, dfe=dfe, fr_fb=rx["fr_fb"], ffe_pre=rx["ffe"]["pre"], ffe_post=rx["ffe"]["post"])
-    mkw: dict = dict(module)
+    mkw: dict[str, Any] = dict(module)
     if "rx_amp_codes" in mkw:
         mkw["rx_amp_codes"] = tuple(mkw["rx_amp_codes"])
     if "rx_amp_range_mv_ppd" in mkw:
