@@ -165,55 +165,56 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _bad(f: Field, where: str, path: str, error: type[EqtuneError], what: str) -> EqtuneError:
+    return fail(where, path, what, f.hint, error=error)
+
+
 def check_value(value: Any, f: Field, *, where: str, path: str,
                 error: type[EqtuneError] = ConfigError) -> Any:
     """``value`` checked against ``f`` (the key path is ``path``); the coerced value or ``error``."""
-
-    def bad(what: str) -> EqtuneError:
-        return fail(where, path, what, f.hint, error=error)
 
     kind = f.kind
     if value is None and f.nullable:
         return None
     if kind == "scalar":
-        if not isinstance(value, str | int | float) or (isinstance(value, float) and not math.isfinite(value)):
-            raise bad(f"must be a string, a finite number or true/false, got {_type_name(value)}")
+        if not isinstance(value, (str, int, float)) or (isinstance(value, float) and not math.isfinite(value)):
+            raise _bad(f, where, path, error, f"must be a string, a finite number or true/false, got {_type_name(value)}")
         return value
     if kind in ("number", "integer"):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise bad(f"must be {_KIND_TEXT[kind]}{_unit(f) and ' (' + f.unit + ')'}, got {_show(value)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _bad(f, where, path, error, f"must be {_KIND_TEXT[kind]}{_unit(f) and ' (' + f.unit + ')'}, got {_show(value)}")
         if kind == "integer" and not isinstance(value, int):
-            raise bad(f"must be {_KIND_TEXT[kind]}, got {_show(value)}")
+            raise _bad(f, where, path, error, f"must be {_KIND_TEXT[kind]}, got {_show(value)}")
         if isinstance(value, float) and not math.isfinite(value):
-            raise bad(f"must be a finite number, got {_show(value)}")
+            raise _bad(f, where, path, error, f"must be a finite number, got {_show(value)}")
         num: float | int = float(value) if kind == "number" else int(value)
         if not _in_bounds(f, float(num)):
-            raise bad(f"must be {_bounds_text(f)}{_unit(f)}, got {num:g}")
+            raise _bad(f, where, path, error, f"must be {_bounds_text(f)}{_unit(f)}, got {num:g}")
         if f.choices is not None and num not in f.choices:
-            raise bad(f"{num:g} is not allowed; use one of {', '.join(f'{c:g}' for c in f.choices)}")
+            raise _bad(f, where, path, error, f"{num:g} is not allowed; use one of {', '.join(f'{c:g}' for c in f.choices)}")
         return num
     if kind == "string":
         if not isinstance(value, str):
-            raise bad(f"must be a string, got {_show(value)}")
+            raise _bad(f, where, path, error, f"must be a string, got {_show(value)}")
         text = value.strip() if f.nonempty else value
         if f.nonempty and not text:
-            raise bad("must be a non-empty string")
+            raise _bad(f, where, path, error, "must be a non-empty string")
         if f.fold == "upper":
             text = text.upper()
         elif f.fold == "lower":
             text = text.lower()
         if f.choices is not None and text not in f.choices:
-            raise bad(f"{_show(value)} is unknown; use one of {', '.join(str(c) for c in f.choices)}")
+            raise _bad(f, where, path, error, f"{_show(value)} is unknown; use one of {', '.join(str(c) for c in f.choices)}")
         return text
     if kind == "bool":
         if not isinstance(value, bool):
-            raise bad(f"must be true or false, got {_show(value)}")
+            raise _bad(f, where, path, error, f"must be true or false, got {_show(value)}")
         return value
     if kind == "table":
         if not isinstance(value, Mapping):
-            raise bad(f"must be a table, got {_type_name(value)}")
+            raise _bad(f, where, path, error, f"must be a table, got {_type_name(value)}")
         if f.nonempty and not value:
-            raise bad("must not be empty")
+            raise _bad(f, where, path, error, "must not be empty")
         if f.schema is None:
             if f.values is None:
                 return dict(value)
@@ -221,21 +222,21 @@ def check_value(value: Any, f: Field, *, where: str, path: str,
                     for k, v in value.items()}
         return validate(value, f.schema, where=where, path=path, error=error)
     if kind == "list":
-        if not isinstance(value, list | tuple):
+        if not isinstance(value, (list, tuple)):
             if not f.scalar_ok:
-                raise bad(f"must be a list, got {_type_name(value)}")
+                raise _bad(f, where, path, error, f"must be a list, got {_type_name(value)}")
             value = [value]
             scalar = True
         else:
             scalar = False
         n = len(value)
         if (f.nonempty or (f.min_len or 0) >= 1) and n == 0:
-            raise bad("empty list: give at least one value")
+            raise _bad(f, where, path, error, "empty list: give at least one value")
         if (f.min_len is not None and n < f.min_len) or (f.max_len is not None and n > f.max_len):
             lo, hi = f.min_len, f.max_len
             want = (f"{lo}" if lo == hi else f"{lo}..{hi}" if lo is not None and hi is not None
                     else f"at least {lo}" if lo is not None else f"at most {hi}")
-            raise bad(f"must have {want} elements, got {n}")
+            raise _bad(f, where, path, error, f"must have {want} elements, got {n}")
         if f.items is None:
             return list(value)
         return [check_value(v, f.items, where=where, path=path if scalar else join_path(path, i), error=error)
@@ -285,16 +286,15 @@ def validate(data: Any, schema: Schema, *, where: str, path: str = "",
             raise fail(where, join_path(path, str(unknown[0])), "unknown key", hint, error=error)
     out: dict[str, Any] = {}
     for f in schema.fields:
-        sub = join_path(path, f.name)
         if f.name not in data:
             if f.required:
-                raise fail(where, sub, "missing", f.hint or f"add {f.name} = {_KIND_TEXT[f.kind]}",
-                           error=error)
+                raise fail(where, join_path(path, f.name), "missing",
+                           f.hint or f"add {f.name} = {_KIND_TEXT[f.kind]}", error=error)
             if f.default is not MISSING:  # a nested table's default gets its own defaults
-                out[f.name] = (validate(f.default, f.schema, where=where, path=sub, error=error)
+                out[f.name] = (validate(f.default, f.schema, where=where, path=join_path(path, f.name), error=error)
                                if f.kind == "table" and f.schema is not None else f.default)
             continue
-        out[f.name] = check_value(data[f.name], f, where=where, path=sub, error=error)
+        out[f.name] = check_value(data[f.name], f, where=where, path=join_path(path, f.name), error=error)
     if schema.extra == "allow":
         for k, v in data.items():
             if k not in schema.by_name:

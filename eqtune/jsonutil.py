@@ -44,8 +44,19 @@ def to_json_value(obj: Any) -> Any:
     TypeError
         For any other object (strict JSON has no representation for it).
     """
-    if obj is None or isinstance(obj, str | bool):
+    t = type(obj)
+    if t is str or t is bool or obj is None:  # the common cases first, by exact type (fast)
         return obj
+    if t is float:
+        return obj if math.isfinite(obj) else None
+    if t is int:
+        return obj
+    if t is dict:
+        return {k if type(k) is str else str(k): to_json_value(v) for k, v in obj.items()}
+    if t is list or t is tuple:
+        return [to_json_value(v) for v in obj]
+    if isinstance(obj, str | bool):
+        return str(obj) if isinstance(obj, str) else bool(obj)
     if isinstance(obj, int):
         return int(obj)
     if isinstance(obj, float):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from eqtune.serdes.knobs import (
 )
 from eqtune.serdes.limits import CODE_MAX, CTLE_SCHEMA, PROFILE_SCHEMA, RANGE_SCHEMA, TAP_LIMIT
 
+_DEFAULT_CODE = Field("code", "integer", ge=0, le=CODE_MAX, hint="a module code 0..15")
 _TAP_RANGE = Field("tap", "any", ge=-TAP_LIMIT, le=TAP_LIMIT, hint="give [min, max, step, default]")
 
 MODULATION_LEVELS = {"NRZ": 2, "PAM4": 4, "PAM6": 6}
@@ -188,6 +190,13 @@ class SerdesProfile:
         return out
 
 
+@cache
+def _range_value_specs(spec: Field) -> tuple[Field, Field]:
+    """The specs of a range's min/max/default (within ``spec``'s bounds) and of its step."""
+    return (Field("value", "number", unit=spec.unit, ge=spec.ge, le=spec.le, hint="fix the range"),
+            Field("step", "number", unit=spec.unit, ge=0.0, le=(spec.le or 0.0) - (spec.ge or 0.0)))
+
+
 def _range(raw: object, spec: Field, where: str, path: str) -> Range:
     """A stepped range from ``[min, max, step, default]`` or a table of those keys; every value within
     the bounds of ``spec`` (``eqtune.serdes.limits``), ``min <= default <= max`` and at most
@@ -199,12 +208,11 @@ def _range(raw: object, spec: Field, where: str, path: str) -> Range:
     elif not isinstance(raw, dict):
         raise fail(where, path, f"must be a list or a table, got {raw!r}", spec.hint)
     r = validate(raw, RANGE_SCHEMA, where=where, path=path)
-    bounded = Field("value", "number", unit=spec.unit, ge=spec.ge, le=spec.le, hint="fix the range")
+    bounded, step_spec = _range_value_specs(spec)
     for key in ("min", "max", "default"):
         if key in r:
             check_value(r[key], bounded, where=where, path=f"{path}.{key}")
-    check_value(r["step"], Field("step", "number", unit=spec.unit, ge=0.0, le=(spec.le or 0.0) - (spec.ge or 0.0)),
-                where=where, path=f"{path}.step")
+    check_value(r["step"], step_spec, where=where, path=f"{path}.step")
     lo, hi, step = r["min"], r["max"], r["step"]
     default = r.get("default", lo)
     if hi < lo:
@@ -256,7 +264,7 @@ def profile_from_dict(data: dict[str, Any], source: str = "") -> SerdesProfile:
                            "give [low, high]")
         mkw["rx_amp_range_mv_ppd"] = tuple((lo, hi) for lo, hi in mkw["rx_amp_range_mv_ppd"])
     if "defaults" in mkw:
-        code = Field("code", "integer", ge=0, le=CODE_MAX, hint="a module code 0..15")
+        code = _DEFAULT_CODE
         for k in mkw["defaults"]:
             if k not in MODULE_KNOBS:
                 raise fail(where, f"module.defaults.{k}", "is not a module knob", f"use {', '.join(MODULE_KNOBS)}")
