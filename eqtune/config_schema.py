@@ -22,6 +22,7 @@ and infinities are refused (TOML allows ``nan`` and ``inf``).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -64,6 +65,8 @@ class Field:
         Allowed values (strings after ``fold``, or numbers).
     fold
         ``"upper"`` / ``"lower"``: case-fold a string before ``choices`` (``pam4`` -> ``PAM4``).
+    pattern
+        Strings: a regular expression the whole string must match (say the form in ``hint``).
     nonempty
         Strings: not blank (stripped); lists and tables: at least one element.
     items
@@ -93,6 +96,7 @@ class Field:
     default: Any = MISSING
     choices: tuple[Any, ...] | None = None
     fold: Literal["upper", "lower"] | None = None
+    pattern: str | None = None
     nonempty: bool = False
     items: Field | None = None
     schema: Schema | None = None
@@ -203,6 +207,8 @@ def check_value(value: Any, f: Field, *, where: str, path: str,
             text = text.upper()
         elif f.fold == "lower":
             text = text.lower()
+        if f.pattern is not None and re.fullmatch(f.pattern, text) is None:
+            raise _bad(f, where, path, error, f"{_show(value)} has the wrong form")
         if f.choices is not None and text not in f.choices:
             raise _bad(f, where, path, error, f"{_show(value)} is unknown; use one of {', '.join(str(c) for c in f.choices)}")
         return text

@@ -227,6 +227,10 @@ _DELETE = object()
     ("tool", _DELETE, r"tool: missing"),
     ("margins.1.tuned", [1], r"margins\.1\.tuned: must be a string, a finite number or true/false"),
     ("lanes.9", {"rx_pre": 1}, r"lanes\.9: is not a lane number 1\.\.8"),
+    ("signature", {"algorithm": "ed25519", "key_id": "xyz", "value": "0" * 64},
+     r"signature\.key_id: 'xyz' has the wrong form; 16 hex digits"),
+    ("signature", {"algorithm": "rsa", "key_id": "0" * 16, "value": "0" * 64},
+     r"signature\.algorithm: 'rsa' is unknown; use one of ed25519, hmac-sha256"),
 ])
 def test_tuning_profile(path, value, pattern):
     from eqtune.session.profile import Profile
