@@ -1,42 +1,99 @@
-"""JSON helpers shared by the CLI, the journal and reports: strict JSON, no NaN."""
+"""The one JSON helper: plain, strict JSON values from what eqtune computes.
+
+Used by the CLI's ``--json`` output, the session journal, study results, reports and every
+``to_dict()``. Strict JSON (RFC 8259) has no NaN or Infinity: a non-finite float becomes ``null``,
+which the readers treat as "not measured" / "closed eye". No other module defines its own
+"make JSON-safe" helper (``tests/test_jsonutil.py`` checks).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
-from pathlib import Path
-from typing import Any
+import sys
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any, TypeAlias, cast
+
+#: a plain JSON value (what ``to_dict()`` methods return: no numpy types, no NaN or inf)
+JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
 
 
-def jsonable(obj: Any) -> Any:
-    """``json.dumps(default=...)`` hook: numpy scalars/arrays, ``to_dict()`` objects, dataclasses,
-    sets/tuples and paths become plain JSON values."""
+def finite_or_none(x: Any) -> float | None:
+    """``float(x)`` when that is a finite number, else None (None, NaN, inf, unparsable text, objects)."""
+    if x is None:
+        return None
     try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
-    if np is not None:
-        if isinstance(obj, np.generic):
-            return obj.item()
-        if isinstance(obj, np.ndarray):
-            return obj.tolist()
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    if isinstance(obj, Path):
+        v = float(x)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def to_json_value(obj: Any) -> Any:
+    """``obj`` as plain JSON data, recursively.
+
+    * mappings -> dicts with ``str`` keys; lists, tuples, sets -> lists;
+    * numpy scalars -> Python ``bool``/``int``/``float``; numpy arrays -> nested lists;
+    * objects with ``to_dict()`` -> that dict; dataclass instances -> their fields (in order);
+    * paths -> ``str``;
+    * non-finite floats (NaN, +/-inf, also inside arrays) -> None.
+
+    ``str``, ``int``, ``bool`` and None pass unchanged.
+
+    Raises
+    ------
+    TypeError
+        For any other object (strict JSON has no representation for it).
+    """
+    t = type(obj)
+    if t is str or t is bool or obj is None:  # the common cases first, by exact type (fast)
+        return obj
+    if t is float:
+        return obj if math.isfinite(obj) else None
+    if t is int:
+        return obj
+    if t is dict:
+        return {k if type(k) is str else str(k): to_json_value(v) for k, v in obj.items()}
+    if t is list or t is tuple:
+        return [to_json_value(v) for v in obj]
+    if isinstance(obj, str | bool):
+        return str(obj) if isinstance(obj, str) else bool(obj)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {str(k): to_json_value(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [to_json_value(v) for v in obj]
+    if isinstance(obj, PurePath):
         return str(obj)
+    np = _numpy()
+    if np is not None:
+        if isinstance(obj, np.ndarray):
+            return to_json_value(obj.tolist())
+        if isinstance(obj, np.generic):
+            return to_json_value(obj.item())
+    if hasattr(obj, "to_dict"):
+        return to_json_value(obj.to_dict())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.asdict(obj)
+        return {f.name: to_json_value(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
-def clean(obj: Any) -> Any:
-    """Replace non-finite floats with None, recursively (strict JSON has no NaN or Infinity)."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean(v) for v in obj]
-    return obj
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """Strict JSON text of :func:`to_json_value` (``obj``); keyword arguments as ``json.dumps``
+    (``indent``, ``sort_keys``, ``separators``, ``ensure_ascii``); never NaN or Infinity."""
+    return json.dumps(to_json_value(obj), allow_nan=False, **kwargs)
+
+
+def _numpy() -> Any:
+    """numpy if it is already imported (only then can ``obj`` be a numpy object), else None."""
+    return sys.modules.get("numpy")
+
+
+def to_json_dict(obj: Mapping[str, object]) -> dict[str, JsonValue]:
+    """``to_json_value`` of a mapping, typed as a JSON object (keys become strings)."""
+    return cast("dict[str, JsonValue]", to_json_value(dict(obj)))

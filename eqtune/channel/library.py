@@ -55,29 +55,70 @@ import numpy as np
 from eqtune.channel import elements
 from eqtune.channel.grid import DEFAULT_DF_HZ, default_grid, resample
 from eqtune.channel.mixedmode import impulse_peak_delay_s, normalize_port_order
-from eqtune.channel.model import Aggressor, Channel, Modulation, is_modulation
+from eqtune.channel.model import Aggressor, Channel, Modulation
 from eqtune.channel.package import com_package_sparams
 from eqtune.channel.touchstone import load_sdd
 from eqtune.channel.trace import from_units, trace_sparams
+from eqtune.config_schema import Field, Schema, check_value, fail, validate
 from eqtune.errors import ChannelError, ConfigError, EqtuneError
 from eqtune.resources import channels_dir
 
 DEFAULT_BAUD_GBD = 53.125
 DEFAULT_MODULATION: Modulation = "PAM4"
 DEFAULT_PROFILE = "host-lr-112g"
-TOP_KEYS = {"name", "description", "baud_gbd", "modulation", "serdes_profile", "temperature_c", "df_mhz",
-            "fmax_ghz", "termination_ohm", "segments", "aggressors"}
 MAX_GRID_POINTS = 2_000_000
-SEGMENT_KEYS = {
-    "touchstone": {"file", "port_order", "lane", "ports", "reverse"},
-    "line": {"delay_ps", "zdiff_ohm", "loss_db", "loss_f_ghz"},
-    "shunt_c": {"c_pf"},
-    "series_l": {"l_nh"},
-    "com_package": {"case", "side"},
-    "trace": None,  # checked by trace.from_units
-}
-AGGRESSOR_KEYS = {"name", "kind", "file", "port_order", "lane", "ports", "amplitude_v"}
 MODULATIONS = ("NRZ", "PAM4", "PAM6")
+_NOT_PHYSICAL = "negative values are not physical"
+_PORTS_HINT = "give four distinct 1-based port numbers [TX+, TX-, RX+, RX-]"
+
+# The channel TOML format (module docstring) as eqtune.config_schema schemas.
+CHANNEL_SCHEMA = Schema((
+    Field("name", "string", nonempty=True),
+    Field("description", "string", default=""),
+    Field("baud_gbd", "number", unit="GBd", gt=0, default=DEFAULT_BAUD_GBD),
+    Field("modulation", "string", fold="upper", choices=MODULATIONS, default=DEFAULT_MODULATION),
+    Field("serdes_profile", "string", nonempty=True, default=DEFAULT_PROFILE),
+    Field("temperature_c", "number", unit="C", default=25.0),
+    Field("df_mhz", "number", unit="MHz", gt=0, default=DEFAULT_DF_HZ / 1e6),
+    Field("fmax_ghz", "number", unit="GHz", gt=0),
+    Field("termination_ohm", "number", unit="ohm", gt=0),
+    Field("segments", "list", required=True, min_len=1, items=Field("segment", "table"),
+          hint="give at least one [[segments]] table"),
+    Field("aggressors", "list", items=Field("aggressor", "table"), default=(),
+          hint="give [[aggressors]] tables"),
+))
+TOP_KEYS = set(CHANNEL_SCHEMA.names)
+_LANE = Field("lane", "integer", ge=1, hint="for s8p..s32p files: lane k = ports 4k-3..4k")
+_PORTS = Field("ports", "list", min_len=4, max_len=4, items=Field("port", "integer", ge=1), hint=_PORTS_HINT)
+_PORT_ORDER = Field("port_order", "string", nonempty=True, hint='use "auto", "1-2/3-4" or "1-3/2-4"')
+_FILE = Field("file", "string", required=True, nonempty=True,
+              hint="give the Touchstone file path (relative to the channel file)")
+_SEG_COMMON = (Field("type", "string", required=True), Field("name", "string"))
+SEGMENT_SCHEMAS: dict[str, Schema | None] = {
+    "touchstone": Schema(_SEG_COMMON + (_FILE, _PORT_ORDER, _LANE, _PORTS, Field("reverse", "bool", default=False))),
+    "line": Schema(_SEG_COMMON + (
+        Field("delay_ps", "number", unit="ps", ge=0, default=0.0, hint=_NOT_PHYSICAL),
+        Field("zdiff_ohm", "number", unit="ohm", gt=0, default=100.0),
+        Field("loss_db", "number", unit="dB", ge=0, default=0.0, hint=_NOT_PHYSICAL),
+        Field("loss_f_ghz", "number", unit="GHz", gt=0))),  # default: baud / 2
+    "shunt_c": Schema(_SEG_COMMON + (Field("c_pf", "number", unit="pF", ge=0, required=True,
+                                           hint="give the shunt capacitance per leg in pF"),)),
+    "series_l": Schema(_SEG_COMMON + (Field("l_nh", "number", unit="nH", ge=0, required=True,
+                                            hint="give the series inductance per leg in nH"),)),
+    "com_package": Schema(_SEG_COMMON + (
+        Field("case", "integer", ge=1, default=1),
+        Field("side", "string", fold="lower", choices=("tx", "rx"), default="tx"))),
+    "trace": None,  # eqtune.channel.trace.TRACE_SCHEMA, checked by trace.from_units
+}
+SEGMENT_KEYS = {k: (None if v is None else set(v.names) - {"type", "name"}) for k, v in SEGMENT_SCHEMAS.items()}
+_SEG_TYPE = Field("type", "string", required=True, choices=tuple(SEGMENT_SCHEMAS))
+AGGRESSOR_SCHEMA = Schema((
+    Field("name", "string", nonempty=True),
+    Field("kind", "string", fold="upper", choices=("FEXT", "NEXT"), default="FEXT"),
+    _FILE, _PORT_ORDER, _LANE, _PORTS,
+    Field("amplitude_v", "number", unit="V", gt=0),
+))
+AGGRESSOR_KEYS = set(AGGRESSOR_SCHEMA.names)
 
 
 def list_channels() -> list[str]:
@@ -129,36 +170,17 @@ def _load_touchstone_channel(path: Path, *, port_order: str | None, df_hz: float
                          "max_singular_value": d.max_singular_value, "segments": [f"touchstone {path.name}"]})
 
 
-def _num(where: str, v: Any, *, positive: bool = False, nonneg: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
-        raise ConfigError(f"{where}: must be a number, got {v!r}")
-    if positive and v <= 0:
-        raise ConfigError(f"{where}: must be > 0, got {v!r}")
-    if nonneg and v < 0:
-        raise ConfigError(f"{where}: must be >= 0 (negative values are not physical), got {v!r}")
-    return float(v)
-
-
-def _ports(where: str, v: Any) -> tuple[int, int, int, int] | None:
+def _ports(where: str, path: str, v: list[int] | None) -> tuple[int, int, int, int] | None:
+    """The validated ``ports`` list, refused unless its four port numbers are distinct."""
     if v is None:
         return None
-    if (not isinstance(v, list) or len(v) != 4
-            or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v) or len(set(v)) != 4):
-        raise ConfigError(f"{where}.ports: give four distinct 1-based port numbers [TX+, TX-, RX+, RX-], got {v!r}")
+    if len(set(v)) != 4:
+        raise fail(where, f"{path}.ports", f"{v!r} repeats a port", _PORTS_HINT)
     return (v[0], v[1], v[2], v[3])
 
 
-def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {', '.join(repr(k) for k in unknown)}; allowed keys: "
-                          f"{', '.join(sorted(allowed))}")
-
-
-def _file_ref(base_dir: Path, rel_to: str, where: str, table: dict) -> Path:
-    ref = table.get("file")
-    if not isinstance(ref, str) or not ref:
-        raise ConfigError(f"{where}.file: give the Touchstone file path (relative to {rel_to})")
+def _file_ref(base_dir: Path, rel_to: str, where: str, table: dict[str, Any]) -> Path:
+    ref = table["file"]  # a non-empty string (validated)
     p = Path(ref)
     p = p if p.is_absolute() else base_dir / p
     if not p.is_file():
@@ -167,7 +189,7 @@ def _file_ref(base_dir: Path, rel_to: str, where: str, table: dict) -> Path:
     return p
 
 
-def _read_toml(path: Path) -> dict:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -186,7 +208,7 @@ def _load_toml(path: Path, *, temperature_c: float | None, with_aggressors: bool
                   port_order=port_order, df_hz=df_hz)
 
 
-def channel_from_definition(doc: dict, *, base_dir: str | Path | None = None, name: str | None = None,
+def channel_from_definition(doc: dict[str, Any], *, base_dir: str | Path | None = None, name: str | None = None,
                             source: str = "definition", temperature_c: float | None = None,
                             aggressors: bool = True, port_order: str | None = None,
                             df_hz: float | None = None) -> Channel:
@@ -205,20 +227,16 @@ def channel_from_definition(doc: dict, *, base_dir: str | Path | None = None, na
                   port_order=port_order, df_hz=df_hz)
 
 
-def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, default_name: str,
+def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, source: str, default_name: str,
            temperature_c: float | None, with_aggressors: bool, port_order: str | None,
            df_hz: float | None) -> Channel:
-    _check_keys(where, doc, TOP_KEYS)
-    baud = _num(f"{where}: baud_gbd", doc.get("baud_gbd", DEFAULT_BAUD_GBD), positive=True)
-    modulation = str(doc.get("modulation", DEFAULT_MODULATION)).upper()
-    if not is_modulation(modulation):
-        raise ConfigError(f"{where}: modulation: {doc['modulation']!r} is unknown; use {', '.join(MODULATIONS)}")
-    temp = temperature_c if temperature_c is not None else doc.get("temperature_c", 25.0)
-    temp = _num(f"{where}: temperature_c", temp)
-    df = df_hz or _num(f"{where}: df_mhz", doc.get("df_mhz", DEFAULT_DF_HZ / 1e6), positive=True) * 1e6
-    segs = doc.get("segments")
-    if not isinstance(segs, list) or not segs:
-        raise ConfigError(f"{where}: segments: give at least one [[segments]] table")
+    top = validate(doc, CHANNEL_SCHEMA, where=where)
+    baud = top["baud_gbd"]
+    modulation = top["modulation"]
+    temp = top["temperature_c"] if temperature_c is None else check_value(
+        temperature_c, CHANNEL_SCHEMA.by_name["temperature_c"], where=where, path="temperature_c (override)")
+    df = df_hz or top["df_mhz"] * 1e6
+    segs = top["segments"]
 
     # pass 1: parse and load data (touchstone) to know the data fmax
     parsed: list[tuple[str, Any, str]] = []
@@ -226,66 +244,58 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
     first_order: tuple[str | None, bool] = (None, False)
     max_sv = 1.0
     for i, seg in enumerate(segs):
-        w = f"{where}: segments[{i}]"
-        if not isinstance(seg, dict):
-            raise ConfigError(f"{w}: must be a table ([[segments]])")
-        seg = dict(seg)
-        kind = seg.pop("type", None)
-        seg.pop("name", None)
-        if kind not in SEGMENT_KEYS:
-            raise ConfigError(f"{w}.type: {kind!r} is unknown; use one of {', '.join(SEGMENT_KEYS)}")
-        allowed = SEGMENT_KEYS[kind]
-        if allowed is not None:
-            _check_keys(w, seg, allowed)
+        path = f"segments[{i}]"
+        w = f"{where}: {path}"
+        if "type" not in seg:
+            raise fail(where, f"{path}.type", "missing", f"use one of {', '.join(SEGMENT_SCHEMAS)}")
+        kind = check_value(seg["type"], _SEG_TYPE, where=where, path=f"{path}.type")
+        schema = SEGMENT_SCHEMAS[kind]
+        if schema is None:  # a trace: eqtune.channel.trace.from_units checks its keys
+            seg = {k: v for k, v in seg.items() if k not in ("type", "name")}
+        else:
+            seg = validate(seg, schema, where=where, path=path)
         if kind == "touchstone":
             fp = _file_ref(base_dir, rel_to, w, seg)
             lane = seg.get("lane")
-            if lane is not None:
-                lane = int(_num(f"{w}.lane", lane, positive=True))
             order = port_order or seg.get("port_order")
             if order not in (None, "auto"):
                 try:
                     order = normalize_port_order(order, f"{w}.port_order")
                 except ChannelError as exc:
                     raise ConfigError(str(exc)) from None
-            d = load_sdd(fp, port_order=order, lane=lane, ports=_ports(w, seg.get("ports")))
+            d = load_sdd(fp, port_order=order, lane=lane, ports=_ports(where, path, seg.get("ports")))
             data_fmax = max(data_fmax, float(d.freqs_hz[-1]))
             max_sv = max(max_sv, d.max_singular_value)
             if first_order[0] is None and d.port_order is not None:
                 first_order = (d.port_order, d.port_order_detected)
-            rev = seg.get("reverse", False)
-            if not isinstance(rev, bool):
-                raise ConfigError(f"{w}.reverse: must be true or false, got {rev!r}")
+            rev = seg["reverse"]
             how = "" if d.port_order is None else f" [{d.port_order} {'detected' if d.port_order_detected else 'given'}]"
             parsed.append(("touchstone", (d, rev), f"touchstone {fp.name}{how}{' (reversed)' if rev else ''}"))
         elif kind == "trace":
             seg.setdefault("temperature_c", temp)
             if temperature_c is not None:
                 seg["temperature_c"] = temperature_c
-            spec = from_units(seg, w)
+            spec = from_units(seg, where, path)
             parsed.append(("trace", spec, f"trace {spec.kind} {spec.length_m / 0.0254:.3g} in {spec.material}"))
         elif kind == "line":
-            delay = _num(f"{w}.delay_ps", seg.get("delay_ps", 0.0), nonneg=True) * 1e-12
-            z = _num(f"{w}.zdiff_ohm", seg.get("zdiff_ohm", 100.0), positive=True)
-            loss = _num(f"{w}.loss_db", seg.get("loss_db", 0.0), nonneg=True)
-            lf = _num(f"{w}.loss_f_ghz", seg.get("loss_f_ghz", baud / 2), positive=True) * 1e9
+            delay = seg["delay_ps"] * 1e-12
+            z = seg["zdiff_ohm"]
+            loss = seg["loss_db"]
+            lf = seg.get("loss_f_ghz", baud / 2) * 1e9
             parsed.append(("line", (delay, z, loss, lf), f"line {delay * 1e12:.3g} ps {z:.3g} ohm"))
         elif kind == "shunt_c":
-            c = _num(f"{w}.c_pf", seg.get("c_pf"), nonneg=True) * 1e-12
+            c = seg["c_pf"] * 1e-12
             parsed.append(("shunt_c", c, f"shunt C {c * 1e12:.3g} pF"))
         elif kind == "series_l":
-            lh = _num(f"{w}.l_nh", seg.get("l_nh"), nonneg=True) * 1e-9
+            lh = seg["l_nh"] * 1e-9
             parsed.append(("series_l", lh, f"series L {lh * 1e9:.3g} nH"))
         elif kind == "com_package":
-            case = int(_num(f"{w}.case", seg.get("case", 1), positive=True))
-            side = str(seg.get("side", "tx")).lower()
-            if side not in ("tx", "rx"):
-                raise ConfigError(f"{w}.side: {side!r} is unknown; use 'tx' or 'rx'")
+            case, side = seg["case"], seg["side"]
             parsed.append(("com_package", (case, side), f"COM package case {case} {side}"))
 
-    fmax_extra = doc.get("fmax_ghz")
+    fmax_extra = top.get("fmax_ghz")
     if fmax_extra is not None:
-        data_fmax = max(data_fmax, _num(f"{where}: fmax_ghz", fmax_extra, positive=True) * 1e9)
+        data_fmax = max(data_fmax, fmax_extra * 1e9)
     if max(data_fmax, 2 * baud * 1e9) / df > MAX_GRID_POINTS:
         raise ConfigError(f"{where}: df_mhz / fmax_ghz give more than {MAX_GRID_POINTS} grid points; use a "
                           "coarser df_mhz (10 is the default)")
@@ -310,46 +320,39 @@ def _build(doc: dict, *, base_dir: Path, rel_to: str, where: str, source: str, d
             case, side = val
             blocks.append(_com_package(grid, case, side, where=where))
     s = elements.cascade_all(blocks)
-    term = doc.get("termination_ohm")
+    term = top.get("termination_ohm")
     if term is not None:
-        s = elements.renormalize(s, _num(f"{where}: termination_ohm", term, positive=True))
+        s = elements.renormalize(s, term)
     s[0] = s[0].real
 
     aggs: list[Aggressor] = []
-    agg_orders: list[dict] = []
-    raw_aggs = doc.get("aggressors", [])
-    if not isinstance(raw_aggs, list):
-        raise ConfigError(f"{where}: aggressors: must be an array of tables ([[aggressors]])")
+    agg_orders: list[dict[str, Any]] = []
+    raw_aggs = top["aggressors"]
     if with_aggressors and raw_aggs:
         thru_delay = impulse_peak_delay_s(grid, s[:, 1, 0])  # the victim's delay: scale of the order test
-        for i, a in enumerate(raw_aggs):
-            w = f"{where}: aggressors[{i}]"
-            if not isinstance(a, dict):
-                raise ConfigError(f"{w}: must be a table ([[aggressors]])")
-            _check_keys(w, a, AGGRESSOR_KEYS)
-            kind = str(a.get("kind", "FEXT")).upper()
-            if kind not in ("FEXT", "NEXT"):
-                raise ConfigError(f"{w}.kind: {a.get('kind')!r} is unknown; use 'FEXT' or 'NEXT'")
+        for i, raw in enumerate(raw_aggs):
+            path = f"aggressors[{i}]"
+            w = f"{where}: {path}"
+            a = validate(raw, AGGRESSOR_SCHEMA, where=where, path=path)
+            kind = a["kind"]
             fp = _file_ref(base_dir, rel_to, w, a)
             lane = a.get("lane")
-            lane = None if lane is None else int(_num(f"{w}.lane", lane, positive=True))
             # crosstalk files: order from the coupling's delay, the thru's order when that is ambiguous
             # (with a warning); the strongest LF transmission is the wrong rule here (issue 16)
-            d = load_sdd(fp, port_order=a.get("port_order"), lane=lane, ports=_ports(w, a.get("ports")),
+            d = load_sdd(fp, port_order=a.get("port_order"), lane=lane, ports=_ports(where, path, a.get("ports")),
                          fallback_order=first_order[0] or "1-2/3-4", crosstalk=True, thru_delay_s=thru_delay)
             amp = a.get("amplitude_v")
-            amp = None if amp is None else _num(f"{w}.amplitude_v", amp, positive=True)
             xs = resample(d.freqs_hz, d.s[:, 1:2, 0:1], grid)[:, 0, 0]
             aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind="FEXT" if kind == "FEXT" else "NEXT", sdd21=xs, amplitude_v=amp))
             agg_orders.append({"name": aggs[-1].name, "port_order": d.port_order,
                                "detected": d.port_order_detected})
 
     return Channel(
-        name=str(doc.get("name", default_name)), freqs_hz=grid, sdd21=s[:, 1, 0].copy(), baud_gbd=baud,
-        modulation=modulation, serdes_profile=str(doc.get("serdes_profile", DEFAULT_PROFILE)),
+        name=top.get("name", default_name), freqs_hz=grid, sdd21=s[:, 1, 0].copy(), baud_gbd=baud,
+        modulation=modulation, serdes_profile=top["serdes_profile"],
         sdd11=s[:, 0, 0].copy(), sdd22=s[:, 1, 1].copy(), aggressors=tuple(aggs), source=source,
         port_order=first_order[0], temperature_c=temp,
-        meta={"description": str(doc.get("description", "")), "port_order_detected": first_order[1],
+        meta={"description": top["description"], "port_order_detected": first_order[1],
               "data_fmax_hz": data_fmax or None, "max_singular_value": max_sv,
               "segments": [desc for *_, desc in parsed], "aggressor_port_orders": agg_orders},
     )

@@ -41,6 +41,8 @@ import numpy as np
 from eqtune.arrays import ComplexArray, FloatArray
 from eqtune.channel.elements import R0_DIFF_OHM, line_from_gamma
 from eqtune.channel.materials import get_material
+from eqtune.config_schema import Field, Schema, fail
+from eqtune.config_schema import validate as validate_keys
 from eqtune.errors import ConfigError
 
 C0 = 299_792_458.0
@@ -246,45 +248,48 @@ def trace_delay_s(spec: TraceSpec) -> float:
     return float(spec.length_m * np.imag(np.sqrt(z * y))[0] / (2 * np.pi * 10e9))
 
 
-def from_units(table: Mapping[str, object], where: str = "trace") -> TraceSpec:
+_SCALE = {"mil": MIL, "mm": 1e-3, "um": 1e-6}
+_DIMENSIONS = ("width", "thickness", "spacing", "height")
+_LENGTH_SCALE = {"length_mm": 1e-3, "length_in": INCH, "length_m": 1.0}
+# The keys of a trace segment (eqtune.config_schema); ranges of the physics are checked by validate().
+TRACE_SCHEMA = Schema(
+    tuple(Field(k, "number", unit=k.rsplit("_", 1)[1], ge=0) for k in _LENGTH_SCALE)
+    + (Field("kind", "any"), Field("material", "any"), Field("dk", "any"), Field("df", "any"),
+       Field("f_ref_ghz", "number", unit="GHz", gt=0))
+    + tuple(Field(f"{base}_{u}", "number", unit=u, gt=0) for base in _DIMENSIONS for u in _SCALE)
+    + (Field("zdiff_ohm", "any"), Field("roughness", "any"), Field("huray_radius_um", "number", unit="um", gt=0),
+       Field("huray_sr", "any"), Field("rq_um", "number", unit="um", gt=0), Field("temperature_c", "any")),
+    keys_text="length_mm|length_in, kind, material, dk, df, f_ref_ghz, width_mil|mm|um, thickness_*, spacing_*, "
+              "height_*, zdiff_ohm, roughness, huray_radius_um, huray_sr, rq_um, temperature_c")
+
+
+def from_units(table: Mapping[str, object], where: str = "trace", path: str = "") -> TraceSpec:
     """Build a TraceSpec from engineering units: length_mm | length_in, width_mil | width_mm, ...
 
     Keys: length_mm/length_in, kind, material, dk, df, f_ref_ghz, width_*/thickness_*/spacing_*/height_*
     (mil | mm | um), zdiff_ohm, roughness, huray_radius_um, huray_sr, rq_um, temperature_c.
+    Key types and signs are checked against ``TRACE_SCHEMA``; the physics ranges by ``validate``.
+    ``where`` names the file, ``path`` the table in it (``segments[2]``).
     """
-    t = dict(table)
+    t = validate_keys(table, TRACE_SCHEMA, where=where, path=path)
     out: dict[str, Any] = {}  # TraceSpec keyword arguments, checked by validate()
-    lengths = {k: t.pop(k) for k in ("length_mm", "length_in", "length_m") if k in t}
+    lengths = [k for k in _LENGTH_SCALE if k in t]
     if len(lengths) != 1:
-        raise ConfigError(f"{where}: give exactly one of length_mm, length_in")
-    (lk, lv), = lengths.items()
-    if not isinstance(lv, (int, float)) or isinstance(lv, bool) or lv < 0:
-        raise ConfigError(f"{where}: {lk} must be a number >= 0, got {lv!r}")
-    out["length_m"] = lv * {"length_mm": 1e-3, "length_in": INCH, "length_m": 1.0}[lk]
-    scale = {"mil": MIL, "mm": 1e-3, "um": 1e-6}
-    for base in ("width", "thickness", "spacing", "height"):
-        keys = [k for k in t if k.startswith(base + "_") and k.split("_", 1)[1] in scale]
+        raise fail(where, path, "give exactly one of length_mm, length_in")
+    out["length_m"] = t[lengths[0]] * _LENGTH_SCALE[lengths[0]]
+    for base in _DIMENSIONS:
+        keys = [f"{base}_{u}" for u in _SCALE if f"{base}_{u}" in t]
         if len(keys) > 1:
-            raise ConfigError(f"{where}: give {base} once (one of {', '.join(keys)})")
+            raise fail(where, path, f"give {base} once (one of {', '.join(keys)})")
         if keys:
-            v = t.pop(keys[0])
-            if not isinstance(v, (int, float)) or v <= 0:
-                raise ConfigError(f"{where}: {keys[0]} must be a positive number, got {v!r}")
-            out[f"{base}_m"] = v * scale[keys[0].split("_", 1)[1]]
+            out[f"{base}_m"] = t[keys[0]] * _SCALE[keys[0].split("_", 1)[1]]
     for k_in, k_out, mult in (("f_ref_ghz", "f_ref_hz", 1e9), ("huray_radius_um", "huray_radius_m", 1e-6),
                               ("rq_um", "rq_m", 1e-6)):
         if k_in in t:
-            v = t.pop(k_in)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                raise ConfigError(f"{where}: {k_in} must be a positive number, got {v!r}")
-            out[k_out] = float(v) * mult
+            out[k_out] = t[k_in] * mult
     for k in ("kind", "material", "dk", "df", "zdiff_ohm", "roughness", "huray_sr", "temperature_c"):
         if k in t:
-            out[k] = t.pop(k)
-    if t:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(t))}; trace keys are length_mm|length_in, "
-                          "kind, material, dk, df, f_ref_ghz, width_mil|mm|um, thickness_*, spacing_*, "
-                          "height_*, zdiff_ohm, roughness, huray_radius_um, huray_sr, rq_um, temperature_c")
+            out[k] = t[k]
     spec = TraceSpec(**out)
-    validate(spec, where)
+    validate(spec, f"{where}: {path}" if path else where)
     return spec

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from eqtune.jsonutil import clean, jsonable
+from eqtune.jsonutil import dumps
 
 
 def echo_json(obj: Any) -> None:
     """Print one strict-JSON object on stdout (numpy values converted, NaN/inf -> null)."""
-    text = json.dumps(obj, default=jsonable)  # NaN survives this step as the token NaN ...
-    click.echo(json.dumps(clean(json.loads(text)), indent=2, allow_nan=False))  # ... and becomes null here
+    click.echo(dumps(obj, indent=2))
 
 
 class FiniteFloat(click.FloatRange):

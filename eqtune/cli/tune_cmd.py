@@ -295,10 +295,10 @@ def _codes(codes: dict) -> str:
 
 def _save_profile(path: str, channel: str, result) -> str:
     """A session profile (eqtune.session.profile) when the tuned knobs are module codes; else plain JSON."""
-    import json
     from pathlib import Path
 
     from eqtune.errors import ProfileError, TuneError
+    from eqtune.jsonutil import dumps
 
     codes = {k: v for k, v in result.tuned.codes.items()}
     try:
@@ -323,7 +323,7 @@ def _save_profile(path: str, channel: str, result) -> str:
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        p.write_text(dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     except OSError as exc:
         raise TuneError(f"--save-profile {path}: cannot write ({exc.strerror})") from None
     return str(p)

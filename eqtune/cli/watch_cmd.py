@@ -168,13 +168,13 @@ class _FirstScanProgress:
 
 
 def _json_lines(rep) -> None:
-    import json
+    from eqtune.jsonutil import dumps
 
     for s in rep.samples:
-        click.echo(json.dumps({"type": "sample", "interval": rep.interval, **s.to_dict()}, default=float))
+        click.echo(dumps({"type": "sample", "interval": rep.interval, **s.to_dict()}))
     for f in rep.new_flags:
-        click.echo(json.dumps({"type": "flag", "interval": rep.interval, **f}, default=float))
-    click.echo(json.dumps({"type": "interval", "interval": rep.interval, "ts": rep.ts, "committed": True,
+        click.echo(dumps({"type": "flag", "interval": rep.interval, **f}))
+    click.echo(dumps({"type": "interval", "interval": rep.interval, "ts": rep.ts, "committed": True,
                            "modules": len(rep.samples), "failed": sum(not s.ok for s in rep.samples),
                            "flagged_lanes": len({(r, ln) for r, ln, _ in rep.active}),
                            "duration_s": rep.duration_s}))

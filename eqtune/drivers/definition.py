@@ -77,7 +77,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eqtune.errors import ConfigError, EqRangeError
+from eqtune.config_schema import Field, Schema, fail, validate
+from eqtune.errors import ConfigError, EqRangeError, EqtuneError
 
 KINDS = ("bert", "scope")
 TYPES = ("float", "int", "str", "bool", "record", "floats")
@@ -94,12 +95,66 @@ EMULATE_VARS = frozenset(
     }
 )
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-_PROP_KEYS = {
-    "get", "set", "command", "type", "fields", "unit", "range", "choices", "regex", "retry", "ref", "doc",
-    "default", "emulate", "action", "selects", "true", "false", "unverified",
-}
 _STEP_OPS = ("set", "command", "query", "wait", "sum", "collect", "check_errors")
-_STEP_KEYS = {"set", "command", "query", "wait", "sum", "collect", "check_errors", "value", "store", "scale"}
+_SCPI = "a non-empty SCPI string"
+
+# The definition format (module docstring) as eqtune.config_schema schemas; the rules that tie keys
+# together (templates vs placeholders, one validator, procedures vs properties) are checked below.
+INSTRUMENT_SCHEMA = Schema((
+    Field("name", "string", required=True, nonempty=True),
+    Field("title", "string", required=True, nonempty=True),
+    Field("vendor", "string", required=True, nonempty=True),
+    Field("kind", "string", required=True, nonempty=True, choices=KINDS),
+    Field("idn_match", "string", required=True, nonempty=True, hint="a regex found in the *IDN? reply"),
+    Field("reference", "string", required=True, nonempty=True, hint="cite the vendor programming guide"),
+    Field("timeout_ms", "integer", ge=10, le=600_000, default=5000),
+    Field("lanes", "list", min_len=2, max_len=2, items=Field("lane", "integer", ge=1), default=(1, 8),
+          hint="give [first, last] lane numbers, e.g. [1, 8]"),
+    Field("clear", "string", default="*CLS"),
+))
+ERRORS_SCHEMA = Schema((
+    Field("query", "string", nonempty=True, default=":SYST:ERR?", hint=_SCPI),
+    Field("no_error", "string", default=r"^[+]?0\s*,", hint="a regex matching the no-error reply"),
+    Field("max_reads", "integer", ge=1, le=10_000, default=20),
+))
+PROPERTY_SCHEMA = Schema((
+    Field("get", "string", nonempty=True, hint=_SCPI), Field("set", "string", nonempty=True, hint=_SCPI),
+    Field("command", "string", nonempty=True, hint=_SCPI),
+    Field("type", "string", choices=TYPES, default="str"),
+    Field("fields", "list", items=Field("field", "string", nonempty=True), default=()),
+    Field("unit", "string", default=""),
+    Field("range", "list", min_len=2, max_len=2, items=Field("bound", "number"),
+          hint="give [low, high] numbers with low <= high"),
+    Field("choices", "list", nonempty=True), Field("regex", "string"),
+    Field("retry", "bool", default=False),
+    Field("ref", "string", required=True, nonempty=True,
+          hint="cite the vendor programming guide (document title, section)"),
+    Field("doc", "string", default=""), Field("default", "any"), Field("emulate", "scalar"), Field("action", "any"),
+    Field("selects", "string", choices=SELECTS),
+    Field("true", "string", default="ON"), Field("false", "string", default="OFF"),
+    Field("unverified", "string", nonempty=True, hint="say why the command could not be confirmed"),
+))
+_NAMES = Field("names", "list", nonempty=True, items=Field("name", "string", nonempty=True),
+               hint="give a list of stored result names")
+STEP_SCHEMA = Schema((
+    Field("set", "string", nonempty=True), Field("command", "string", nonempty=True),
+    Field("query", "string", nonempty=True), Field("wait", "any"),
+    Field("sum", "list", nonempty=True, items=_NAMES.items, hint=_NAMES.hint),
+    Field("collect", "list", nonempty=True, items=_NAMES.items, hint=_NAMES.hint),
+    Field("check_errors", "bool"), Field("value", "any"), Field("store", "string", nonempty=True),
+    Field("scale", "number", default=1.0),
+), hint='a step is a table like { set = "prop", value = ... }')
+DEFINITION_SCHEMA = Schema((
+    Field("instrument", "table", required=True, schema=INSTRUMENT_SCHEMA,
+          hint="every definition starts with an [instrument] table"),
+    Field("errors", "table", schema=ERRORS_SCHEMA, default={}),
+    Field("lane_map", "table", values=Field("channel", "scalar"), default={}),
+    Field("defaults", "table", default={}),
+    Field("properties", "table", required=True, nonempty=True, values=Field("property", "table"),
+          hint="at least one [properties.NAME] table is required"),
+    Field("procedures", "table", values=Field("procedure", "list", hint="a list of step tables"), default={}),
+    Field("emulator", "table", default={}),
+))
 # outputs each kind's measurement procedure must produce
 REQUIRED_PROCEDURES = {"bert": ("measure_ber",), "scope": ("measure_eye",)}
 BER_OUTPUTS = ("bits", "errors")
@@ -270,119 +325,100 @@ class Definition:
             raise ConfigError(f"{self.path.name}: no property '{name}'; known: {', '.join(sorted(self.properties))}") from None
 
 
-def _err(path: Path, key: str, msg: str) -> ConfigError:
-    return ConfigError(f"driver definition {path}: [{key}] {msg}")
+def _where(path: Path) -> str:
+    return f"driver definition {path}"
+
+
+def _err(path: Path, key: str, msg: str) -> EqtuneError:
+    """A ConfigError naming the file and the key path (``properties.bits.get``)."""
+    return fail(_where(path), key, msg)
 
 
 def _parse_property(path: Path, name: str, raw: Any) -> Property:
     key = f"properties.{name}"
-    if not isinstance(raw, dict):
-        raise _err(path, key, "must be a table")
     if not _NAME_RE.match(name):
         raise _err(path, key, "property names are lower-case letters, digits, '_' or '-'")
-    unknown = set(raw) - _PROP_KEYS
-    if unknown:
-        raise _err(path, key, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(_PROP_KEYS)}")
+    given, raw = raw, validate(raw, PROPERTY_SCHEMA, where=_where(path), path=key)
     if not any(raw.get(k) for k in ("get", "set", "command")):
         raise _err(path, key, "needs at least one of get, set, command")
-    ptype = raw.get("type", "str")
-    if ptype not in TYPES:
-        raise _err(path, key, f"type '{ptype}' unknown; use one of {', '.join(TYPES)}")
+    ptype = raw["type"]
     for k in ("get", "set", "command"):
         tpl = raw.get(k)
         if tpl is None:
             continue
-        if not isinstance(tpl, str) or not tpl.strip():
-            raise _err(path, key, f"'{k}' must be a non-empty SCPI string")
         try:
             names = {n for n, _ in template_fields(tpl)}
         except ValueError as exc:
-            raise _err(path, key, f"'{k}': {exc}") from None
+            raise _err(path, f"{key}.{k}", str(exc)) from None
         bad = names - PLACEHOLDERS
         if bad:
-            raise _err(path, key, f"'{k}' uses unknown placeholder(s) {sorted(bad)}; allowed: {sorted(PLACEHOLDERS)}")
+            raise _err(path, f"{key}.{k}", f"uses unknown placeholder(s) {sorted(bad)}; allowed: {sorted(PLACEHOLDERS)}")
         if k == "set" and "value" not in names:
-            raise _err(path, key, "'set' must contain {value} (use 'command' for an action without a value)")
+            raise _err(path, f"{key}.set", "must contain {value}; use 'command' for an action without a value")
         if k != "set" and "value" in names:
-            raise _err(path, key, f"'{k}' cannot contain {{value}}")
-    if not str(raw.get("ref", "")).strip():
-        raise _err(path, key, "'ref' must cite the vendor programming guide (document title, section)")
+            raise _err(path, f"{key}.{k}", "cannot contain {value}")
     validators = [k for k in ("range", "choices", "regex") if k in raw]
     if len(validators) > 1:
         raise _err(path, key, f"give only one validator, not {validators}")
     val = Validator()
     if "range" in raw:
-        r = raw["range"]
-        if not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int | float) for x in r) and r[0] <= r[1]):
-            raise _err(path, key, "'range' must be [low, high] numbers with low <= high")
+        r = given["range"]  # as written: an int range stays int in messages
+        if not r[0] <= r[1]:
+            raise _err(path, f"{key}.range", "must be [low, high] numbers with low <= high")
         if ptype not in ("float", "int"):
-            raise _err(path, key, "'range' needs type float or int")
+            raise _err(path, f"{key}.range", "needs type float or int")
         val = Validator(lo=r[0], hi=r[1])
     elif "choices" in raw:
-        c = raw["choices"]
-        if not (isinstance(c, list) and c):
-            raise _err(path, key, "'choices' must be a non-empty list")
-        val = Validator(choices=tuple(c))
+        val = Validator(choices=tuple(raw["choices"]))
     elif "regex" in raw:
         try:
             re.compile(raw["regex"])
-        except (re.error, TypeError) as exc:
-            raise _err(path, key, f"'regex' does not compile: {exc}") from None
+        except re.error as exc:
+            raise _err(path, f"{key}.regex", f"does not compile: {exc}") from None
         val = Validator(regex=raw["regex"])
     if raw.get("set") and not validators and ptype != "bool":
         raise _err(path, key, "a settable property needs a validator (range, choices or regex)")
-    fields_ = raw.get("fields", [])
+    fields_ = raw["fields"]
     if ptype == "record":
-        if not (isinstance(fields_, list) and fields_ and all(isinstance(f, str) for f in fields_)):
-            raise _err(path, key, "type 'record' needs 'fields' = [names of the comma-separated values]")
+        if not fields_:
+            raise _err(path, f"{key}.fields", "type 'record' needs 'fields' = [names of the comma-separated values]")
     elif fields_:
-        raise _err(path, key, "'fields' is only for type 'record'")
+        raise _err(path, f"{key}.fields", "is only for type 'record'")
     emulate = raw.get("emulate")
     if emulate is not None:
         try:
             names = {n for n, _ in template_fields(str(emulate))}
         except ValueError as exc:
-            raise _err(path, key, f"'emulate': {exc}") from None
+            raise _err(path, f"{key}.emulate", str(exc)) from None
         bad = names - EMULATE_VARS
         if bad:
-            raise _err(path, key, f"'emulate' uses unknown variable(s) {sorted(bad)}; allowed: {sorted(EMULATE_VARS)}")
+            raise _err(path, f"{key}.emulate", f"uses unknown variable(s) {sorted(bad)}; allowed: {sorted(EMULATE_VARS)}")
     action = raw.get("action")
     if action is not None:
         acts = action.values() if isinstance(action, dict) else [action]
         if any(a not in ACTIONS for a in acts):
-            raise _err(path, key, f"'action' must be one of {ACTIONS} (or a table value -> action)")
-    selects = raw.get("selects")
-    if selects is not None and selects not in SELECTS:
-        raise _err(path, key, f"'selects' must be one of {SELECTS}")
+            raise _err(path, f"{key}.action", f"must be one of {ACTIONS} (or a table value -> action)")
     prop = Property(
         name=name, get=raw.get("get"), set=raw.get("set"), command=raw.get("command"), type=ptype,
-        fields=tuple(fields_), unit=str(raw.get("unit", "")), validator=val, retry=bool(raw.get("retry", False)),
-        ref=str(raw["ref"]), doc=str(raw.get("doc", "")), default=raw.get("default"), emulate=emulate,
-        action=action, selects=selects, true_text=str(raw.get("true", "ON")), false_text=str(raw.get("false", "OFF")),
-        unverified=str(raw.get("unverified", "")).strip(),
+        fields=tuple(fields_), unit=raw["unit"], validator=val, retry=raw["retry"],
+        ref=raw["ref"], doc=raw["doc"], default=raw.get("default"), emulate=emulate,
+        action=action, selects=raw.get("selects"), true_text=raw["true"], false_text=raw["false"],
+        unverified=raw.get("unverified", ""),
     )
-    if "unverified" in raw and not prop.unverified:
-        raise _err(path, key, "'unverified' must say why the command could not be confirmed (a non-empty string)")
     if prop.default is not None and prop.set:
         try:
             prop.check(prop.default)
         except EqRangeError as exc:
-            raise _err(path, key, f"'default' fails its own validator: {exc}") from None
+            raise _err(path, f"{key}.default", f"fails its own validator: {exc}") from None
     return prop
 
 
 def _parse_steps(path: Path, pname: str, raw: Any, props: dict[str, Property]) -> tuple[Step, ...]:
     key = f"procedures.{pname}"
-    if not isinstance(raw, list):
-        raise _err(path, key, "must be a list of step tables")
     steps = []
-    for i, s in enumerate(raw):
+    for i, step in enumerate(raw):
         where = f"{key}[{i}]"
-        if not isinstance(s, dict):
-            raise _err(path, where, "a step is a table like { set = \"prop\", value = ... }")
-        unknown = set(s) - _STEP_KEYS
-        if unknown:
-            raise _err(path, where, f"unknown key(s) {sorted(unknown)}")
+        s = validate(step, STEP_SCHEMA, where=_where(path), path=where)
         ops = [o for o in _STEP_OPS if o in s]
         if len(ops) != 1:
             raise _err(path, where, f"needs exactly one of {', '.join(_STEP_OPS)}")
@@ -391,7 +427,7 @@ def _parse_steps(path: Path, pname: str, raw: Any, props: dict[str, Property]) -
         if op in ("set", "command", "query"):
             prop = props.get(target)
             if prop is None:
-                raise _err(path, where, f"{op} '{target}': no such property")
+                raise _err(path, f"{where}.{op}", f"no property '{target}'; properties: {', '.join(props)}")
             if op == "set" and (not prop.set or "value" not in s):
                 raise _err(path, where, f"property '{target}' has no 'set' template or the step has no 'value'")
             if op == "command" and not prop.command:
@@ -405,14 +441,9 @@ def _parse_steps(path: Path, pname: str, raw: Any, props: dict[str, Property]) -
             if not (isinstance(target, int | float) and target >= 0) and target != "dwell_s":
                 raise _err(path, where, "'wait' is seconds (>= 0) or \"dwell_s\"")
         elif op in ("sum", "collect"):
-            if not (isinstance(target, list) and target and all(isinstance(k, str) for k in target)):
-                raise _err(path, where, f"'{op}' needs a list of stored result names")
             if not s.get("store"):
                 raise _err(path, where, f"a {op} step needs 'store'")
-        scale = s.get("scale", 1.0)
-        if not isinstance(scale, int | float):
-            raise _err(path, where, "'scale' must be a number")
-        steps.append(Step(op=op, target=target, value=s.get("value"), store=s.get("store"), scale=float(scale)))
+        steps.append(Step(op=op, target=target, value=s.get("value"), store=s.get("store"), scale=s["scale"]))
     return tuple(steps)
 
 
@@ -422,54 +453,35 @@ def _stored(steps: tuple[Step, ...]) -> set[str]:
 
 def parse_definition(data: dict[str, Any], path: Path) -> Definition:
     """Validate a parsed TOML document; every problem is a ConfigError naming the file and key."""
-    top_unknown = set(data) - {"instrument", "errors", "lane_map", "defaults", "properties", "procedures", "emulator"}
-    if top_unknown:
-        raise _err(path, "/", f"unknown table(s) {sorted(top_unknown)}")
-    inst = data.get("instrument")
-    if not isinstance(inst, dict):
-        raise _err(path, "instrument", "missing: every definition starts with an [instrument] table")
-    for k in ("name", "title", "vendor", "kind", "idn_match", "reference"):
-        if not isinstance(inst.get(k), str) or not inst[k].strip():
-            raise _err(path, "instrument", f"'{k}' is required (a non-empty string)")
+    data = validate(data, DEFINITION_SCHEMA, where=_where(path))
+    inst = data["instrument"]
     name = inst["name"]
     if not _NAME_RE.match(name):
-        raise _err(path, "instrument", f"name '{name}' must be lower-case letters, digits, '-' or '_'")
-    if inst["kind"] not in KINDS:
-        raise _err(path, "instrument", f"kind '{inst['kind']}' unknown; use one of {', '.join(KINDS)}")
+        raise _err(path, "instrument.name", f"'{name}' must be lower-case letters, digits, '-' or '_'")
     try:
         idn_re = re.compile(inst["idn_match"])
     except re.error as exc:
-        raise _err(path, "instrument", f"idn_match does not compile: {exc}") from None
-    timeout_ms = inst.get("timeout_ms", 5000)
-    if not isinstance(timeout_ms, int) or not 10 <= timeout_ms <= 600_000:
-        raise _err(path, "instrument", "timeout_ms must be an integer in 10..600000")
-    lanes = inst.get("lanes", [1, 8])
-    if not (isinstance(lanes, list) and len(lanes) == 2 and all(isinstance(x, int) for x in lanes) and 1 <= lanes[0] <= lanes[1]):
-        raise _err(path, "instrument", "lanes must be [first, last] lane numbers, e.g. [1, 8]")
+        raise _err(path, "instrument.idn_match", f"does not compile: {exc}") from None
+    timeout_ms = inst["timeout_ms"]
+    lanes = inst["lanes"]
+    if lanes[0] > lanes[1]:
+        raise _err(path, "instrument.lanes", "must be [first, last] lane numbers, e.g. [1, 8]")
 
-    errs = data.get("errors", {})
-    if not isinstance(errs, dict) or not isinstance(errs.get("query", ":SYST:ERR?"), str):
-        raise _err(path, "errors", "must be a table with query = \":SYST:ERR?\" and no_error = regex")
+    errs = data["errors"]
     try:
-        no_error = re.compile(errs.get("no_error", r"^[+]?0\s*,"))
+        no_error = re.compile(errs["no_error"])
     except re.error as exc:
-        raise _err(path, "errors", f"no_error does not compile: {exc}") from None
+        raise _err(path, "errors.no_error", f"does not compile: {exc}") from None
 
     lane_map: dict[int, str] = {}
-    for k, v in data.get("lane_map", {}).items():
+    for k, v in data["lane_map"].items():
         try:
             lane_map[int(k)] = str(v)
         except ValueError:
-            raise _err(path, "lane_map", f"key '{k}' must be a lane number") from None
+            raise _err(path, f"lane_map.{k}", "the key must be a lane number") from None
 
-    raw_props = data.get("properties", {})
-    if not isinstance(raw_props, dict) or not raw_props:
-        raise _err(path, "properties", "at least one [properties.NAME] table is required")
-    props = {n: _parse_property(path, n, raw) for n, raw in raw_props.items()}
-
-    raw_procs = data.get("procedures", {})
-    if not isinstance(raw_procs, dict):
-        raise _err(path, "procedures", "must be a table of step lists")
+    props = {n: _parse_property(path, n, raw) for n, raw in data["properties"].items()}
+    raw_procs = data["procedures"]
     procs = {n: _parse_steps(path, n, raw, props) for n, raw in raw_procs.items()}
     for req in REQUIRED_PROCEDURES[inst["kind"]]:
         if req not in procs:
@@ -481,14 +493,12 @@ def parse_definition(data: dict[str, Any], path: Path) -> Definition:
     if "measure_eye" in procs and not (set(EYE_OUTPUTS) & _stored(procs["measure_eye"])):
         raise _err(path, "procedures.measure_eye", f"must store at least one of {EYE_OUTPUTS}")
 
-    emulator = data.get("emulator", {})
-    if not isinstance(emulator, dict):
-        raise _err(path, "emulator", "must be a table")
+    emulator = data["emulator"]
     return Definition(
         name=name, title=inst["title"], vendor=inst["vendor"], kind=inst["kind"], idn_match=idn_re, path=path,
         reference=inst["reference"], timeout_ms=timeout_ms, lanes=(lanes[0], lanes[1]),
-        clear=str(inst.get("clear", "*CLS")), error_query=errs.get("query", ":SYST:ERR?"), no_error=no_error,
-        max_error_reads=int(errs.get("max_reads", 20)), lane_map=lane_map, defaults=dict(data.get("defaults", {})),
+        clear=inst["clear"], error_query=errs["query"], no_error=no_error,
+        max_error_reads=errs["max_reads"], lane_map=lane_map, defaults=dict(data["defaults"]),
         properties=props, procedures=procs, emulator=dict(emulator),
     )
 

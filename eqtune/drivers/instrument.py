@@ -23,6 +23,7 @@ from eqtune.drivers.measurement import BerCount, EyeMeasurement
 from eqtune.drivers.protocols import ScpiTransport
 from eqtune.drivers.visa import VisaTransport
 from eqtune.errors import ConfigError, EqRangeError, InputError, InstrumentError
+from eqtune.jsonutil import to_json_value
 
 # SCPI-1999 Vol. 1, 7.2.1.5: 9.91E37 is "not a number" (no measurement available)
 SCPI_NAN = 9.91e37
@@ -332,15 +333,10 @@ class Instrument:
             self.setup()
         res = self.run("measure_eye", lane, dwell_s=float(dwell_s), **params)
 
-        def clean(v: Any) -> Any:  # SCPI NaN (no measurement, e.g. TDECQ of a closed eye) -> None
-            if isinstance(v, list):
-                return [clean(x) for x in v]
-            return None if isinstance(v, float) and not math.isfinite(v) else v
-
         out: dict[str, Any] = {"lane": int(lane), "instrument": self.name}
         for k in ("eye_height_mv", "eye_width_ps", "eye_width_ui", "tdecq_db"):
             if k in res:
-                out[k] = clean(res[k])
+                out[k] = to_json_value(res[k])  # SCPI NaN (no measurement, e.g. TDECQ of a closed eye) -> None
         eh = out.get("eye_height_mv")
         if isinstance(eh, list):
             vals = [x for x in eh if x is not None]

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from eqtune.jsonutil import finite_or_none
+
 
 def poisson_upper(errors: int, confidence: float = 0.95) -> float:
     """Upper one-sided confidence limit of a Poisson mean given ``errors`` counted (Garwood)."""
@@ -79,8 +81,8 @@ class BerCount:
         return {
             "bits": int(self.bits),
             "errors": int(self.errors),
-            "ber": None if math.isnan(ber) else ber,
-            "ber_upper95": None if math.isinf(up) else up,
+            "ber": finite_or_none(ber),
+            "ber_upper95": finite_or_none(up),
             "dwell_s": float(self.dwell_s),
         }
 

@@ -45,9 +45,11 @@ import math
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from itertools import product
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from eqtune.jsonutil import JsonValue, to_json_dict
 
 if TYPE_CHECKING:
     from eqtune.eye.result import EyeResult
@@ -86,10 +88,10 @@ class FecResult:
     precoding: bool
     interleave: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JsonValue]:
         d = asdict(self)
         d["taps"] = list(self.taps)
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+        return to_json_dict(d)
 
 
 def _q(x: np.ndarray | float) -> np.ndarray:

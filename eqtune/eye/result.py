@@ -5,43 +5,17 @@ All ``to_dict()`` outputs are JSON-safe: plain floats/ints/lists/str, no NaN or 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from eqtune.errors import InputError
+from eqtune.jsonutil import JsonValue, to_json_dict
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2
 
 if TYPE_CHECKING:  # pragma: no cover
     from eqtune.eye.detail import Bathtubs, Contour, PointDetail
-
-
-#: a plain JSON value (what ``to_dict()`` returns: no numpy types, no NaN or inf)
-JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
-
-
-def _clean_dict(d: Mapping[str, object]) -> dict[str, JsonValue]:
-    return {str(k): _clean(x) for k, x in d.items()}
-
-
-def _clean(v: object) -> JsonValue:
-    if isinstance(v, dict):
-        return {str(k): _clean(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return _clean(v.tolist())
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer, int)):
-        return int(v)
-    if isinstance(v, (np.floating, float)):
-        f = float(v)
-        return f if math.isfinite(f) else None
-    return cast("JsonValue", v)  # None, str (anything else passes through as before)
 
 
 @dataclass
@@ -116,7 +90,7 @@ class EyeResult:
             "eye_height_mv", "eye_height_min_mv", "eye_width_ui", "eye_width_ps", "vec_db", "com_db",
             "sample_phase_ui", "ber_target", "ber_estimate", "modulation", "baud_gbd", "eq", "closed",
             "direction", "cursor_mv", "noise_sigma_mv", "a_ni_mv", "dfe_taps", "sampling", "com_probability")}
-        return _clean_dict(d)
+        return to_json_dict(d)
 
 
 @dataclass
@@ -139,7 +113,7 @@ class BatchResult:
         return len(self.eye_height_min_mv)
 
     def to_dict(self) -> dict[str, JsonValue]:
-        return _clean_dict({k: getattr(self, k) for k in (
+        return to_json_dict({k: getattr(self, k) for k in (
             "eye_height_min_mv", "eye_height_mv", "com_db", "eye_width_ui", "vec_db", "ber_estimate",
             "sample_phase_ui", CTLE_GDC, CTLE_GDC2, "points", "ber_target")})
 
@@ -168,6 +142,6 @@ class LinkResult:
         return 1.0 - p_ok
 
     def to_dict(self) -> dict[str, JsonValue]:
-        return _clean_dict({"worst_direction": self.worst_direction, "margin_mv": self.margin_mv,
+        return to_json_dict({"worst_direction": self.worst_direction, "margin_mv": self.margin_mv,
                        "ber_estimate": self.ber_estimate,
                        "results": {k: v.to_dict() for k, v in self.results.items()}})

@@ -62,6 +62,7 @@ import numpy as np
 from scipy.special import ndtr  # standard normal CDF Phi(x); Q(x) = ndtr(-x)
 
 from eqtune.errors import InputError
+from eqtune.jsonutil import finite_or_none
 
 if TYPE_CHECKING:
     from eqtune.eye.engine import EyeEngine
@@ -251,22 +252,19 @@ class TimeDomainResult:
         return [1e3 * float(x) for x in self.eye_height_v]
 
     def to_dict(self) -> dict[str, object]:
-        def f(x: float) -> float | None:
-            return float(x) if np.isfinite(x) else None
-
         return {
             "modulation": self.modulation,
             "pattern": self.pattern,
             "n_symbols": self.n_symbols,
             "ber_target": self.ber_target,
-            "eye_height_mv": [f(1e3 * x) for x in self.eye_height_v],
-            "eye_height_min_mv": f(1e3 * self.eye_height_min_v),
-            "eye_width_ui": f(self.eye_width_ui),
-            "sample_phase_ui": f(self.sample_phase_ui),
-            "ser_counted": f(self.ser_counted),
-            "ber_counted": f(self.ber_counted),
+            "eye_height_mv": [finite_or_none(1e3 * x) for x in self.eye_height_v],
+            "eye_height_min_mv": finite_or_none(1e3 * self.eye_height_min_v),
+            "eye_width_ui": finite_or_none(self.eye_width_ui),
+            "sample_phase_ui": finite_or_none(self.sample_phase_ui),
+            "ser_counted": finite_or_none(self.ser_counted),
+            "ber_counted": finite_or_none(self.ber_counted),
             "symbol_errors": self.symbol_errors,
-            "ser_analytic": f(self.ser_analytic),
+            "ser_analytic": finite_or_none(self.ser_analytic),
         }
 
 

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from eqtune.channel.model import Modulation, is_modulation
+from eqtune.channel.model import Modulation
+from eqtune.config_schema import Field, check_value, fail, validate
 from eqtune.errors import ConfigError
 from eqtune.resources import serdes_profiles_dir
 from eqtune.serdes.knobs import (
     CTLE_GDC,
     CTLE_GDC2,
     KNOB_DEFS,
+    MODULE_KNOBS,
     RX_AMP,
     RX_POST,
     RX_PRE,
@@ -24,7 +28,10 @@ from eqtune.serdes.knobs import (
     TX_TAP_OFFSETS,
     Knob,
 )
-from eqtune.serdes.limits import check_profile_limits
+from eqtune.serdes.limits import CODE_MAX, CTLE_SCHEMA, PROFILE_SCHEMA, RANGE_SCHEMA, TAP_LIMIT
+
+_DEFAULT_CODE = Field("code", "integer", ge=0, le=CODE_MAX, hint="a module code 0..15")
+_TAP_RANGE = Field("tap", "any", ge=-TAP_LIMIT, le=TAP_LIMIT, hint="give [min, max, step, default]")
 
 MODULATION_LEVELS = {"NRZ": 2, "PAM4": 4, "PAM6": 6}
 MAX_RANGE_POINTS = 1001  # values per knob range: a tuner grid, not a sweep of millions
@@ -185,103 +192,96 @@ class SerdesProfile:
         return out
 
 
-def _range(d: object, where: str) -> Range:
-    if isinstance(d, (list, tuple)) and len(d) == 4:
-        lo, hi, step, default = (float(x) for x in d)
-    elif isinstance(d, dict):
-        try:
-            lo, hi, step = float(d["min"]), float(d["max"]), float(d.get("step", 0))
-            default = float(d.get("default", lo))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"{where}: needs min, max, step, default ({exc})") from None
-    else:
-        raise ConfigError(f"{where}: give [min, max, step, default] or a table with those keys")
-    for label, x in (("min", lo), ("max", hi), ("step", step), ("default", default)):
-        if not np.isfinite(x):
-            raise ConfigError(f"{where}: {label} {x} is not a finite number: fix the range")
-    if hi < lo or (step < 0):
-        raise ConfigError(f"{where}: min {lo:g} > max {hi:g} or negative step: fix the range")
+@cache
+def _range_value_specs(spec: Field) -> tuple[Field, Field]:
+    """The specs of a range's min/max/default (within ``spec``'s bounds) and of its step."""
+    return (Field("value", "number", unit=spec.unit, ge=spec.ge, le=spec.le, hint="fix the range"),
+            Field("step", "number", unit=spec.unit, ge=0.0, le=(spec.le or 0.0) - (spec.ge or 0.0)))
+
+
+def _range(raw: object, spec: Field, where: str, path: str) -> Range:
+    """A stepped range from ``[min, max, step, default]`` or a table of those keys; every value within
+    the bounds of ``spec`` (``eqtune.serdes.limits``), ``min <= default <= max`` and at most
+    ``MAX_RANGE_POINTS`` values."""
+    if isinstance(raw, list | tuple):
+        if len(raw) != 4:
+            raise fail(where, path, f"has {len(raw)} values", spec.hint)
+        raw = dict(zip(("min", "max", "step", "default"), raw))
+    elif not isinstance(raw, dict):
+        raise fail(where, path, f"must be a list or a table, got {raw!r}", spec.hint)
+    r = validate(raw, RANGE_SCHEMA, where=where, path=path)
+    bounded, step_spec = _range_value_specs(spec)
+    for key in ("min", "max", "default"):
+        if key in r:
+            check_value(r[key], bounded, where=where, path=f"{path}.{key}")
+    check_value(r["step"], step_spec, where=where, path=f"{path}.step")
+    lo, hi, step = r["min"], r["max"], r["step"]
+    default = r.get("default", lo)
+    if hi < lo:
+        raise fail(where, path, f"min {lo:g} > max {hi:g}", "fix the range")
     if not (lo - 1e-9 <= default <= hi + 1e-9):
-        raise ConfigError(f"{where}: default {default:g} is outside {lo:g}..{hi:g}: fix the default")
+        raise fail(where, path, f"default {default:g} is outside {lo:g}..{hi:g}", "fix the default")
     if step > 0 and (hi - lo) / step + 1 > MAX_RANGE_POINTS:
-        raise ConfigError(f"{where}: {lo:g}..{hi:g} in steps of {step:g} is {int((hi - lo) / step) + 1} values "
-                          f"(at most {MAX_RANGE_POINTS}): use a coarser step or a narrower range")
+        raise fail(where, path, f"{lo:g}..{hi:g} in steps of {step:g} is {int((hi - lo) / step) + 1} values "
+                   f"(at most {MAX_RANGE_POINTS})", "use a coarser step or a narrower range")
     return Range(lo, hi, step, default)
 
 
-def _sub(d: dict, key: str, where: str) -> dict:
-    v = d.get(key, {})
-    if not isinstance(v, dict):
-        raise ConfigError(f"{where}: [{key}] must be a table")
-    return v
-
-
-def profile_from_dict(data: dict, source: str = "") -> SerdesProfile:
-    """Build a profile from parsed TOML (raises ConfigError naming the field)."""
-    where = source or data.get("name", "profile")
-    try:
-        tx = _sub(data, "tx", where)
-        taps = {}
-        for name, r in _sub(tx, "taps", where).items():
-            if name not in TX_TAP_OFFSETS:
-                raise ConfigError(f"{where}: unknown TX tap {name!r}: use {', '.join(TX_TAP_OFFSETS)}")
-            taps[name] = _range(r, f"{where}: tx.taps.{name}")
-        txs = TxSpec(taps=taps, c0_min=float(tx.get("c0_min", 0.5)), amplitude_v=float(tx.get("amplitude_v", 0.413)),
-                     amplitude_fe_v=float(tx.get("amplitude_fe_v", tx.get("amplitude_v", 0.413))),
-                     amplitude_ne_v=float(tx.get("amplitude_ne_v", 0.608)),
-                     rise_time_ps=float(tx.get("rise_time_ps", 7.5)))
-        rx = _sub(data, "rx", where)
-        c = _sub(rx, "ctle", where)
-        ctle = CtleSpec(gdc_db=_range(c.get("gdc_db", [0, 0, 0, 0]), f"{where}: rx.ctle.gdc_db"),
-                        gdc2_db=_range(c["gdc2_db"], f"{where}: rx.ctle.gdc2_db") if "gdc2_db" in c else None,
-                        fz_ghz=float(c.get("fz_ghz", 21.25)), fp1_ghz=float(c.get("fp1_ghz", 21.25)),
-                        fp2_ghz=float(c.get("fp2_ghz", 53.125)),
-                        flf_ghz=float(c["flf_ghz"]) if "flf_ghz" in c else None)
-        dd = _sub(rx, "dfe", where)
-        b_max = tuple(float(x) for x in dd.get("b_max", ()))
-        b_min = tuple(float(x) for x in dd.get("b_min", [-x for x in b_max]))
-        if len(b_min) != len(b_max):
-            raise ConfigError(f"{where}: rx.dfe.b_min has {len(b_min)} taps, b_max {len(b_max)}: give both per tap")
-        dfe = DfeSpec(b_max=b_max, b_min=b_min, float_groups=int(dd.get("float_groups", 0)),
-                      float_taps_per_group=int(dd.get("float_taps_per_group", 3)),
-                      float_span_ui=int(dd.get("float_span_ui", 40)), float_b_max=float(dd.get("float_b_max", 0.05)))
-        ff = _sub(rx, "ffe", where)
-        rxs = RxSpec(ctle=ctle, dfe=dfe, fr_fb=float(rx.get("fr_fb", 0.75)), ffe_pre=int(ff.get("pre", 0)),
-                     ffe_post=int(ff.get("post", 0)))
-        n = _sub(data, "noise", where)
-        noise = NoiseSpec(**{k: float(v) for k, v in n.items() if k in NoiseSpec.__dataclass_fields__})
-        m = _sub(data, "module", where)
-        mkw: dict = {}
-        for k, v in m.items():
-            if k not in ModuleSpec.__dataclass_fields__:
-                raise ConfigError(f"{where}: unknown module key {k!r}")
-            if k == "rx_amp_codes":
-                v = tuple(int(x) for x in v)
-            elif k == "rx_amp_range_mv_ppd":
-                v = tuple((float(a), float(b)) for a, b in v)
-            elif k == "defaults":
-                v = {str(a): int(b) for a, b in v.items()}
-            elif k.endswith(("_max", "_ffe_pre", "_ffe_post")):
-                v = int(v)
-            else:
-                v = float(v)
-            mkw[k] = v
-        modulation = str(data.get("modulation", "PAM4")).upper()
-        if not is_modulation(modulation):
-            raise ConfigError(f"{where}: modulation {modulation!r} unknown: use NRZ, PAM4 or PAM6")
-        prof = SerdesProfile(name=str(data.get("name", Path(source).stem if source else "profile")),
-                             description=str(data.get("description", "")), baud_gbd=float(data.get("baud_gbd", 53.125)),
-                             modulation=modulation, tx=txs, rx=rxs, noise=noise, module=ModuleSpec(**mkw),
-                             package_case=int(_sub(data, "package", where).get("case", 0)), source=source,
-                             package_zp_mm={r: tuple(float(x) for x in v) for r in ("tx", "rx", "fext", "next")
-                                            if (v := _sub(data, "package", where).get(f"{r}_zp_mm")) is not None})
-
-        check_profile_limits(prof, where)
-        return prof
-    except ConfigError:
-        raise
-    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
-        raise ConfigError(f"{where}: invalid SerDes profile ({exc}): see channels/serdes/README.md") from None
+def profile_from_dict(data: dict[str, Any], source: str = "") -> SerdesProfile:
+    """Build a profile from parsed TOML: checked against ``eqtune.serdes.limits.PROFILE_SCHEMA``
+    (ConfigError naming the file and key path)."""
+    where = source or (data.get("name") if isinstance(data, dict) and isinstance(data.get("name"), str) else None) \
+        or "profile"
+    d = validate(data, PROFILE_SCHEMA, where=where)
+    tx, rx, module, package = d["tx"], d["rx"], d["module"], d["package"]
+    taps = {}
+    for name, r in tx.get("taps", {}).items():
+        if name not in TX_TAP_OFFSETS:
+            raise fail(where, f"tx.taps.{name}", "unknown TX tap", f"use {', '.join(TX_TAP_OFFSETS)}")
+        taps[name] = _range(r, _TAP_RANGE, where, f"tx.taps.{name}")
+    txs = TxSpec(taps=taps, c0_min=tx["c0_min"], amplitude_v=tx["amplitude_v"],
+                 amplitude_fe_v=tx.get("amplitude_fe_v", tx["amplitude_v"]), amplitude_ne_v=tx["amplitude_ne_v"],
+                 rise_time_ps=tx["rise_time_ps"])
+    c = rx["ctle"]
+    gdc = CTLE_SCHEMA.by_name["gdc_db"]
+    ctle = CtleSpec(gdc_db=_range(c.get("gdc_db", [0, 0, 0, 0]), gdc, where, "rx.ctle.gdc_db"),
+                    gdc2_db=_range(c["gdc2_db"], gdc, where, "rx.ctle.gdc2_db") if "gdc2_db" in c else None,
+                    fz_ghz=c["fz_ghz"], fp1_ghz=c["fp1_ghz"], fp2_ghz=c["fp2_ghz"], flf_ghz=c.get("flf_ghz"))
+    dd = rx["dfe"]
+    b_max = tuple(dd["b_max"])
+    b_min = tuple(dd.get("b_min", [-x for x in b_max]))
+    if len(b_min) != len(b_max):
+        raise fail(where, "rx.dfe.b_min", f"has {len(b_min)} taps, b_max {len(b_max)}", "give both per tap")
+    dfe = DfeSpec(b_max=b_max, b_min=b_min, float_groups=dd["float_groups"],
+                  float_taps_per_group=dd["float_taps_per_group"], float_span_ui=dd["float_span_ui"],
+                  float_b_max=dd["float_b_max"])
+    rxs = RxSpec(ctle=ctle, dfe=dfe, fr_fb=rx["fr_fb"], ffe_pre=rx["ffe"]["pre"], ffe_post=rx["ffe"]["post"])
+    mkw: dict[str, Any] = dict(module)
+    if "rx_amp_codes" in mkw:
+        mkw["rx_amp_codes"] = tuple(mkw["rx_amp_codes"])
+    if "rx_amp_range_mv_ppd" in mkw:
+        for i, (lo, hi) in enumerate(mkw["rx_amp_range_mv_ppd"]):
+            if hi < lo:
+                raise fail(where, f"module.rx_amp_range_mv_ppd[{i}]", f"high {hi:g} < low {lo:g} mV",
+                           "give [low, high]")
+        mkw["rx_amp_range_mv_ppd"] = tuple((lo, hi) for lo, hi in mkw["rx_amp_range_mv_ppd"])
+    if "defaults" in mkw:
+        code = _DEFAULT_CODE
+        for k in mkw["defaults"]:
+            if k not in MODULE_KNOBS:
+                raise fail(where, f"module.defaults.{k}", "is not a module knob", f"use {', '.join(MODULE_KNOBS)}")
+        mkw["defaults"] = {k: check_value(v, code, where=where, path=f"module.defaults.{k}")
+                           for k, v in mkw["defaults"].items()}
+    mod = ModuleSpec(**mkw)
+    if len(mod.rx_amp_range_mv_ppd) <= max(mod.rx_amp_codes):
+        raise fail(where, "module.rx_amp_range_mv_ppd", f"needs a range for every code up to {max(mod.rx_amp_codes)}",
+                   "give [low, high] mV ppd per amplitude code")
+    return SerdesProfile(name=d.get("name", Path(source).stem if source else "profile"),
+                         description=d["description"], baud_gbd=d["baud_gbd"], modulation=d["modulation"], tx=txs,
+                         rx=rxs, noise=NoiseSpec(**d["noise"]), module=mod, package_case=package.get("case", 0),
+                         source=source,
+                         package_zp_mm={r: tuple(v) for r in ("tx", "rx", "fext", "next")
+                                        if (v := package.get(f"{r}_zp_mm")) is not None})
 
 
 def list_profiles() -> list[str]:

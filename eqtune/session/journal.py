@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import SessionError
-from eqtune.jsonutil import clean, jsonable
+from eqtune.jsonutil import dumps, to_json_value
 
 JOURNAL_NAME = "journal.jsonl"
 FORMAT_VERSION = 1
@@ -77,8 +77,7 @@ def session_path(session_id: str, sessions_dir: str | os.PathLike[str] | None = 
 
 def encode_record(record: dict[str, Any]) -> bytes:
     """One journal line (UTF-8, ends with a newline), sealed with its checksum (:func:`seal`)."""
-    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=jsonable)
-    # default= may have produced NaN-bearing structures only through floats already cleaned
+    text = dumps(record, separators=(",", ":"), ensure_ascii=False)
     return seal(text.encode("utf-8")) + b"\n"
 
 
@@ -318,7 +317,7 @@ class Journal:
             if self._fd is None:
                 raise SessionError(f"journal {self.path} is closed; reopen the session to continue")
             rec = {"v": FORMAT_VERSION, "seq": len(self.records), "t": round(time.time(), 6), "type": type}
-            rec.update(clean(fields))
+            rec.update(to_json_value(fields))
             line = encode_record(rec)
             start = None
             try:

@@ -37,10 +37,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from eqtune.errors import EqtuneError, SessionError
+from eqtune.jsonutil import to_json_value
 from eqtune.serdes.knobs import BER_METRICS, TX_EQ
 from eqtune.session.config import PHASES, RECORD_TYPES, LiveConfig, LiveEvent
 from eqtune.session.export import save_session_profile, session_profile
@@ -323,7 +323,7 @@ class LiveTuner:
             if opener is None:
                 from eqtune.drivers.cmis import open_module as opener
             self.module = opener(cfg.module)
-        ident = _plain(self.module.identity())
+        ident = to_json_value(self.module.identity())
         caps = self.module.capabilities()
         first = view.device("module")
         if first is not None:
@@ -333,7 +333,7 @@ class LiveTuner:
                     f"{cfg.module} is {ident.get('vendor')} {ident.get('pn')} SN {ident.get('sn')}, but session "
                     f"{self.journal.id} tuned {was.get('vendor')} {was.get('pn')} SN {was.get('sn')}: connect "
                     "the same module, or start a new session")
-        self.journal.append("device", role="module", resource=cfg.module, identity=ident, capabilities=_plain(caps))
+        self.journal.append("device", role="module", resource=cfg.module, identity=ident, capabilities=to_json_value(caps))
         self._emit("device", role="module", resource=cfg.module, identity=ident)
         self._announce_apply_method()
         if cfg.instrument:
@@ -343,7 +343,7 @@ class LiveTuner:
                     from eqtune.drivers.instrument import open_instrument as opener
                 self.instrument = opener(cfg.instrument)
             if callable(getattr(self.instrument, "identity", None)):
-                iid = _plain(self.instrument.identity())
+                iid = to_json_value(self.instrument.identity())
             else:
                 iid = {"idn": str(getattr(self.instrument, "idn", "")),
                        "definition": str(getattr(self.instrument, "name", "")),
@@ -917,22 +917,6 @@ def _point(src: Any, codes: Mapping[str, Any]) -> dict[str, float]:
     p = dict(src.space.fixed)
     p.update({k: float(v) for k, v in codes.items() if k in src.knobs})
     return p
-
-
-def _plain(obj: Any) -> Any:
-    if is_dataclass(obj) and not isinstance(obj, type):
-        d = asdict(obj)
-        if hasattr(obj, "knob_values"):
-            try:
-                d["knob_values"] = {k: list(v) for k, v in obj.knob_values().items()}
-            except Exception:
-                pass
-        return d
-    if isinstance(obj, dict):
-        return obj
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    return {k: v for k, v in vars(obj).items() if not k.startswith("_")}
 
 
 def _describe(exc: BaseException) -> str:

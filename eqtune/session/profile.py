@@ -44,8 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eqtune.config_schema import Field, Schema, fail, validate
 from eqtune.errors import ProfileError
 from eqtune.serdes.knobs import MODULE_KNOBS
+from eqtune.session.signing import SIGNATURE_SCHEMA
 
 SCHEMA = "eqtune.profile"
 VERSION = 1
@@ -369,66 +371,42 @@ def _asdict(obj: Any) -> dict[str, Any]:
     return dict(vars(obj))
 
 
+_PLAIN = Field("value", "scalar", nullable=True)
+PROFILE_SCHEMA = Schema((  # the profile document (module docstring), checked before its digest
+    Field("schema", "any"), Field("version", "any"), Field("digest", "any"),
+    Field("signature", "table", schema=SIGNATURE_SCHEMA),
+    Field("created", "string", required=True, nonempty=True),
+    Field("tool", "string", required=True, nonempty=True),
+    Field("session", "string", nullable=True),
+    Field("channel", "string", nullable=True),
+    Field("link", "table", required=True, values=_PLAIN),
+    Field("module", "table", required=True, schema=Schema((
+        Field("vendor", "string", required=True, nonempty=True),
+        Field("oui", "string", required=True),
+        Field("pn", "string", required=True, nonempty=True),
+        Field("rev", "string", required=True),
+        Field("firmware", "string", required=True),
+        Field("sn", "string", required=True, nonempty=True, nullable=True, hint="null = any serial"),
+    ))),
+    Field("lanes", "table", required=True, nonempty=True, values=Field(
+        "codes", "table", nonempty=True, schema=Schema(tuple(
+            Field(k, "integer", ge=0, le=_MAX_CODE, hint=f"an integer code 0..{_MAX_CODE}") for k in KNOBS)))),
+    Field("margins", "table", required=True, values=Field("margin", "table", values=_PLAIN)),
+))
+
+
 def _check_document(doc: dict[str, Any], *, where: str) -> None:
-    """Schema check of a profile document (types and value ranges); ProfileError with the field."""
+    """Schema check of a profile document (``PROFILE_SCHEMA``: types and value ranges, then the lane
+    numbers); ProfileError naming the key path."""
+    fix = "re-save the profile from its session"
+    try:
+        validate(doc, PROFILE_SCHEMA, where=where, error=ProfileError)
+    except ProfileError as exc:
+        raise ProfileError(f"{exc}; {fix}") from None
+    for lane in doc["lanes"]:
+        if not (lane.isdigit() and 1 <= int(lane) <= 8 and str(int(lane)) == lane):
+            raise fail(where, f"lanes.{lane}", "is not a lane number 1..8", fix, error=ProfileError)
+    for lane in doc["margins"]:
+        if lane not in doc["lanes"]:
+            raise fail(where, f"margins.{lane}", "must belong to a lane in lanes", fix, error=ProfileError)
 
-    def bad(field_: str, why: str) -> ProfileError:
-        return ProfileError(f"{where}: field {field_} {why}; re-save the profile from its session")
-
-    allowed = {"schema", "version", "created", "tool", "session", "channel", "link", "module", "lanes",
-               "margins", "digest", "signature"}
-    extra = sorted(set(doc) - allowed)
-    if extra:
-        raise bad(extra[0], "is not part of the profile format")
-    for key in ("created", "tool"):
-        if not isinstance(doc.get(key), str) or not doc[key]:
-            raise bad(key, "must be a non-empty string")
-    for key in ("session", "channel"):
-        if doc.get(key) is not None and not isinstance(doc[key], str):
-            raise bad(key, "must be a string or null")
-    if not isinstance(doc.get("link"), dict) or not all(isinstance(v, (str, int, float, type(None)))
-                                                         for v in doc["link"].values()):
-        raise bad("link", "must be an object of plain values")
-    mod = doc.get("module")
-    if not isinstance(mod, dict):
-        raise bad("module", "must be an object")
-    if set(mod) != {"vendor", "oui", "pn", "rev", "firmware", "sn"}:
-        raise bad("module", "must have exactly vendor, oui, pn, rev, firmware, sn")
-    for key in ("vendor", "pn"):
-        if not isinstance(mod[key], str) or not mod[key].strip():
-            raise bad(f"module.{key}", "must be a non-empty string")
-    for key in ("oui", "rev", "firmware"):
-        if not isinstance(mod[key], str):
-            raise bad(f"module.{key}", "must be a string")
-    if mod["sn"] is not None and (not isinstance(mod["sn"], str) or not mod["sn"].strip()):
-        raise bad("module.sn", "must be null (any serial) or a serial number")
-    if "signature" in doc:
-        from eqtune.session.signing import check_signature_shape
-
-        why = check_signature_shape(doc["signature"])
-        if why:
-            raise bad("signature", why)
-    lanes = doc.get("lanes")
-    if not isinstance(lanes, dict) or not lanes:
-        raise bad("lanes", "must map lane numbers to codes")
-    for lane, codes in lanes.items():
-        if not (isinstance(lane, str) and lane.isdigit() and 1 <= int(lane) <= 8 and str(int(lane)) == lane):
-            raise bad(f"lanes.{lane}", "is not a lane number 1..8")
-        if not isinstance(codes, dict) or not codes:
-            raise bad(f"lanes.{lane}", "must map knob names to codes")
-        for name, code in codes.items():
-            if name not in KNOBS:
-                raise bad(f"lanes.{lane}.{name}", f"is not a module knob ({', '.join(KNOBS)})")
-            if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= _MAX_CODE:
-                raise bad(f"lanes.{lane}.{name}", f"must be an integer code 0..{_MAX_CODE} (is {code!r})")
-    margins = doc.get("margins")
-    if not isinstance(margins, dict):
-        raise bad("margins", "must be an object")
-    for lane, m in margins.items():
-        if lane not in lanes or not isinstance(m, dict):
-            raise bad(f"margins.{lane}", "must belong to a lane in lanes")
-        for k, v in m.items():
-            if isinstance(v, float) and not math.isfinite(v):
-                raise bad(f"margins.{lane}.{k}", "must be finite")
-            if not isinstance(v, (str, int, float, type(None))):
-                raise bad(f"margins.{lane}.{k}", "must be a plain value")

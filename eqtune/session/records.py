@@ -5,125 +5,89 @@ the wrong type (a margin that is a string, codes that are a list, a lane that is
 here run once when a journal is loaded for show / report / resume and turn such a record into one
 :class:`~eqtune.errors.SessionError` naming the record and field, instead of a KeyError or TypeError
 deep in the report. Unknown record types and extra fields are allowed (newer eqtune versions).
+
+The shapes are ``eqtune.config_schema`` schemas, one per record type (``RECORD_SCHEMAS``); a field
+given as null is treated as absent, as the tuner writes it.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from eqtune.errors import SessionError
+from eqtune.config_schema import Field, Schema, fail, validate
+from eqtune.errors import EqtuneError, SessionError
+
+_FIX = "the journal was edited or damaged: keep a copy and start a new session"
+_CODES = Field("codes", "table", values=Field("code", "integer", ge=0, le=255), hint="a table of knob = code (0..255)")
+_LANE_CODES = Field("codes", "table", values=_CODES, hint="a table of lanes")  # lane "1".."8" -> codes
+_LANE_LIST = Field("lanes", "list", nullable=True, items=Field("lane", "integer"), hint="a list of lanes")
+_TEXT = Field("text", "string", nullable=True)
+_READING = Schema((
+    Field("codes", "table", required=True, values=_CODES.values, hint=_CODES.hint),
+    Field("margin", "number", required=True, hint="a finite number"),
+    Field("counts", "table", nullable=True),
+), extra="allow")
+_COMMON = (
+    Field("type", "string", required=True),
+    Field("t", "number", nullable=True, unit="s"),
+    Field("group", "integer", nullable=True),
+    Field("reason", "string", nullable=True), Field("phase", "string", nullable=True),
+)
+_READINGS = Schema(_COMMON + (
+    Field("lanes", "table", required=True, values=Field("reading", "table", schema=_READING)),), extra="allow")
+RECORD_SCHEMAS: dict[str, Schema] = {
+    "session": Schema(_COMMON + (Field("config", "table", nullable=True), Field("metadata", "table", nullable=True)),
+                      extra="allow"),
+    "original": Schema(_COMMON + (Field("codes", "table", required=True, values=_CODES, hint=_LANE_CODES.hint),
+                                  Field("tx_adaptive", "list", nullable=True, items=_LANE_LIST.items)), extra="allow"),
+    "plan": Schema(_COMMON + (
+        Field("knobs", "list", nullable=True, items=Field("knob", "string")),
+        Field("groups", "list", nullable=True, items=Field("group", "list", items=Field("lane", "integer")),
+              hint="a list of lane lists"),
+        Field("metric", "string", nullable=True)), extra="allow"),
+    "baseline": _READINGS, "verify": _READINGS, "measure": _READINGS,
+    "decision": Schema(_COMMON + (
+        Field("lane", "integer", required=True, ge=1, le=8),
+        Field("action", "string", required=True, choices=("keep", "restore")),
+        Field("codes", "table", required=True, values=_CODES.values, hint=_CODES.hint),
+        Field("baseline", "number", nullable=True), Field("verified", "number", nullable=True),
+        Field("tx_adaptive", "bool", nullable=True)), extra="allow"),
+    "device": Schema(_COMMON + (Field("identity", "table", nullable=True), Field("role", "string", nullable=True)),
+                     extra="allow"),
+    "apply": Schema(_COMMON + (Field("codes", "table", nullable=True, values=_CODES, hint=_LANE_CODES.hint),
+                               Field("tx_adaptive", "list", nullable=True, items=_LANE_LIST.items),
+                               _LANE_LIST), extra="allow"),
+    "end": Schema(_COMMON + (Field("status", "string", nullable=True), Field("message", "string", nullable=True)),
+                  extra="allow"),
+}
+RECORD_SCHEMAS["restore"] = RECORD_SCHEMAS["apply"]
+_ANY_RECORD = Schema(_COMMON, extra="allow")  # a record type of a newer eqtune: the common fields only
+_LANE_TABLES = {"original": "codes", "apply": "codes", "restore": "codes", "baseline": "lanes", "verify": "lanes",
+                "measure": "lanes"}
 
 
-class _Bad(Exception):
-    pass
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _is_num(x: Any) -> bool:
-    return (isinstance(x, (int, float)) and not isinstance(x, bool)) and math.isfinite(float(x))
-
-
-def _lane_key(k: Any) -> int:
-    try:
-        ln = int(k)
-    except (TypeError, ValueError):
-        raise _Bad(f"lane {k!r} is not a lane number") from None
-    if not 1 <= ln <= 8 or str(ln) != str(k).strip():
-        raise _Bad(f"lane {k!r} is not a lane 1..8")
-    return ln
-
-
-def _codes(c: Any, what: str) -> None:
-    if not isinstance(c, Mapping) or not all(isinstance(k, str) and _is_int(v) and 0 <= v <= 255 for k, v in c.items()):
-        raise _Bad(f"{what} must be a table of knob = code (0..255)")
-
-
-def _lane_codes(d: Any, what: str) -> None:
-    if not isinstance(d, Mapping):
-        raise _Bad(f"{what} must be a table of lanes")
-    for k, c in d.items():
-        _lane_key(k)
-        _codes(c, f"{what}.{k}")
-
-
-def _readings(d: Any, what: str, *, margin_required: bool) -> None:
-    if not isinstance(d, Mapping):
-        raise _Bad(f"{what} must be a table of lanes")
-    for k, r in d.items():
-        _lane_key(k)
-        if not isinstance(r, Mapping):
-            raise _Bad(f"{what}.{k} must be a table")
-        if "codes" not in r and margin_required:
-            raise _Bad(f"{what}.{k}.codes is missing")
-        if "codes" in r:
-            _codes(r["codes"], f"{what}.{k}.codes")
-        m = r.get("margin")
-        if (m is None and margin_required) or (m is not None and not _is_num(m)):
-            raise _Bad(f"{what}.{k}.margin must be a finite number")
-        if "counts" in r and r["counts"] is not None and not isinstance(r["counts"], Mapping):
-            raise _Bad(f"{what}.{k}.counts must be a table")
-
-
-def _opt(rec: Mapping, key: str, ok, what: str) -> None:
-    if key in rec and rec[key] is not None and not ok(rec[key]):
-        raise _Bad(f"{key} must be {what}")
-
-
-def _check(rec: Mapping[str, Any]) -> None:
-    t = rec.get("type")
-    if not isinstance(t, str):
-        raise _Bad("type must be a text")
-    _opt(rec, "t", _is_num, "a time in seconds")
-    if "group" in rec and rec["group"] is not None and not _is_int(rec["group"]):
-        raise _Bad("group must be a whole number")
-    if t == "session":
-        _opt(rec, "config", lambda v: isinstance(v, Mapping), "a table")
-        _opt(rec, "metadata", lambda v: isinstance(v, Mapping), "a table")
-    elif t == "original":
-        _lane_codes(rec.get("codes"), "codes")
-        _opt(rec, "tx_adaptive", lambda v: isinstance(v, list) and all(_is_int(x) for x in v), "a list of lanes")
-    elif t == "plan":
-        _opt(rec, "knobs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of knobs")
-        _opt(rec, "groups", lambda v: isinstance(v, list) and all(
-            isinstance(g, list) and all(_is_int(x) for x in g) for g in v), "a list of lane lists")
-        _opt(rec, "metric", lambda v: isinstance(v, str), "a text")
-    elif t in ("baseline", "verify", "measure"):
-        _readings(rec.get("lanes"), "lanes", margin_required=t != "measure" or True)
-    elif t == "decision":
-        if not _is_int(rec.get("lane")) or not 1 <= rec["lane"] <= 8:
-            raise _Bad("lane must be a lane 1..8")
-        if rec.get("action") not in ("keep", "restore"):
-            raise _Bad("action must be keep or restore")
-        _codes(rec.get("codes"), "codes")
-        for k in ("baseline", "verified"):
-            _opt(rec, k, _is_num, "a finite number")
-        _opt(rec, "tx_adaptive", lambda v: isinstance(v, bool), "true or false")
-    elif t == "device":
-        _opt(rec, "identity", lambda v: isinstance(v, Mapping), "a table")
-        _opt(rec, "role", lambda v: isinstance(v, str), "a text")
-    elif t in ("apply", "restore"):
-        if "codes" in rec and rec["codes"] is not None:
-            _lane_codes(rec["codes"], "codes")
-        _opt(rec, "tx_adaptive", lambda v: isinstance(v, list) and all(_is_int(x) for x in v), "a list of lanes")
-        _opt(rec, "lanes", lambda v: isinstance(v, list) and all(_is_int(x) for x in v), "a list of lanes")
-    elif t == "end":
-        _opt(rec, "status", lambda v: isinstance(v, str), "a text")
-        _opt(rec, "message", lambda v: isinstance(v, str), "a text")
-    for k in ("reason", "phase"):
-        _opt(rec, k, lambda v: isinstance(v, str), "a text")
+def _check_lane_keys(rec: Mapping[str, Any], where: str) -> None:
+    """Lane keys of the record's per-lane table are ``"1"``..``"8"``."""
+    key = _LANE_TABLES.get(str(rec.get("type")))
+    table = rec.get(key) if key else None
+    for k in table or {}:
+        try:
+            ln = int(k)
+        except (TypeError, ValueError):
+            raise fail(where, f"{key}.{k}", "is not a lane number", _FIX, error=SessionError) from None
+        if not 1 <= ln <= 8 or str(ln) != str(k).strip():
+            raise fail(where, f"{key}.{k}", "is not a lane 1..8", _FIX, error=SessionError)
 
 
 def check_records(records: list[dict[str, Any]], where: str) -> None:
-    """Raise SessionError naming the first record whose fields have the wrong shape."""
+    """Raise SessionError naming the first record (and its key path) whose fields have the wrong shape."""
     for rec in records:
+        if not isinstance(rec, Mapping):
+            raise SessionError(f"{where}: a record is not a JSON object; {_FIX}")
+        w = f"{where}: record seq {rec.get('seq')} ({str(rec.get('type'))[:32]!r})"
         try:
-            _check(rec)
-        except _Bad as exc:
-            raise SessionError(
-                f"{where}: record seq {rec.get('seq')} ({str(rec.get('type'))[:32]!r}) is malformed: {exc}; "
-                "the journal was edited or damaged: keep a copy and start a new session") from None
+            validate(rec, RECORD_SCHEMAS.get(str(rec.get("type")), _ANY_RECORD), where=w, error=SessionError)
+        except EqtuneError as exc:
+            raise SessionError(f"{exc}; {_FIX}") from None
+        _check_lane_keys(rec, w)

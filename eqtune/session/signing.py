@@ -30,11 +30,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eqtune.config_schema import Field, Schema
 from eqtune.errors import ProfileError
 
 MESSAGE_PREFIX = b"eqtune.profile.v1\n"
@@ -114,17 +114,11 @@ def sign(digest_hex: str, key: Key) -> dict[str, str]:
     return {"algorithm": key.algorithm, "key_id": key.key_id, "value": value}
 
 
-def check_signature_shape(sig: Any) -> str | None:
-    """Why the ``signature`` member is malformed, or None."""
-    if not isinstance(sig, dict) or set(sig) != {"algorithm", "key_id", "value"}:
-        return "must have exactly algorithm, key_id, value"
-    if sig["algorithm"] not in ALGORITHMS:
-        return f"algorithm must be one of {', '.join(ALGORITHMS)}"
-    if not isinstance(sig["key_id"], str) or not re.fullmatch(r"[0-9a-f]{16}", sig["key_id"]):
-        return "key_id must be 16 hex digits"
-    if not isinstance(sig["value"], str) or not re.fullmatch(r"[0-9a-f]{64}|[0-9a-f]{128}", sig["value"]):
-        return "value must be a hex signature"
-    return None
+SIGNATURE_SCHEMA = Schema((  # the profile's "signature" member (eqtune.config_schema)
+    Field("algorithm", "string", required=True, choices=ALGORITHMS),
+    Field("key_id", "string", required=True, pattern=r"[0-9a-f]{16}", hint="16 hex digits"),
+    Field("value", "string", required=True, pattern=r"[0-9a-f]{64}|[0-9a-f]{128}", hint="a hex signature"),
+))
 
 
 def verify(digest_hex: str, sig: dict[str, str] | None, keys: list[Key]) -> Key:

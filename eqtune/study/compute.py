@@ -23,7 +23,6 @@ optimizer (``eqtune.tune``) runs with ``tune.budget`` evaluations and the combin
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
@@ -34,6 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from eqtune.errors import ConfigError
+from eqtune.jsonutil import finite_or_none
 from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ, EqPoint, Knob, KnobSpace
 from eqtune.study.berfloor import ber_key, extrapolate
 from eqtune.study.spec import ChannelRef, Combination, Corner
@@ -68,20 +68,12 @@ def _codes(space: KnobSpace, point: Mapping[str, float]) -> dict[str, int | floa
     return out
 
 
-def _finite(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _metric_cols(prefix: str, m: Mapping[str, float]) -> dict[str, float | None]:
-    return {f"{prefix}_margin": _finite(m.get("margin")),
-            f"{prefix}_eh_mv": _finite(m.get("eye_height_min_mv")),
-            f"{prefix}_vec_db": _finite(m.get("vec_db")),
-            f"{prefix}_com_db": _finite(m.get("com_db")),
-            f"{prefix}_ew_ui": _finite(m.get("eye_width_ui"))}
+    return {f"{prefix}_margin": finite_or_none(m.get("margin")),
+            f"{prefix}_eh_mv": finite_or_none(m.get("eye_height_min_mv")),
+            f"{prefix}_vec_db": finite_or_none(m.get("vec_db")),
+            f"{prefix}_com_db": finite_or_none(m.get("com_db")),
+            f"{prefix}_ew_ui": finite_or_none(m.get("eye_width_ui"))}
 
 
 def _worst(per_corner: Sequence[Mapping[str, float]]) -> tuple[int, Mapping[str, float]]:
@@ -187,10 +179,10 @@ def solve(combo: Combination, model: LinkModel) -> dict[str, Any]:
         "tuned_codes": _codes(space, tuned_pt), **_metric_cols("tuned", tuned_m),
         "robust_codes": _codes(space, robust_pt), **_metric_cols("robust", robust_w),
         "robust_worst_corner": names[wi],
-        "corner_margins": {names[i]: {"baseline": _finite(base_pc[i]["margin"]),
-                                      "robust": _finite(robust_pc[i]["margin"])} for i in range(nc)},
+        "corner_margins": {names[i]: {"baseline": finite_or_none(base_pc[i]["margin"]),
+                                      "robust": finite_or_none(robust_pc[i]["margin"])} for i in range(nc)},
         "floor_ber": min(combo.ber_floor) if combo.ber_floor else None,
-        "floor_eh_mv": _finite(floor_eh),
+        "floor_eh_mv": finite_or_none(floor_eh),
         "ber_floor": floor,
         **fec,
         "verdict": v, "fail_reasons": "; ".join(reasons),
@@ -209,7 +201,7 @@ def fec_verdict(model: Any, point: EqPoint, n_corners: int) -> dict[str, Any]:
 
     cer = [fec(ci, point) for ci in range(n_corners)]
     wi = int(np.argmax(cer))
-    return {"fec_frame_error_ratio": _finite(cer[wi]), "fec_worst_corner": model.corner_names[wi],
+    return {"fec_frame_error_ratio": finite_or_none(cer[wi]), "fec_worst_corner": model.corner_names[wi],
             "ai_ready": "yes" if cer[wi] < FRAME_LOSS_TARGET else "no"}
 
 
@@ -297,11 +289,11 @@ class EngineModel:
         pts = [dict(p) for p in points]
         if len(pts) == 1:
             r = engine.evaluate(pts[0])
-            rows = [{k: _finite(getattr(r, k)) for k in METRICS}]
+            rows = [{k: finite_or_none(getattr(r, k)) for k in METRICS}]
         else:
             br = engine.evaluate_batch(pts)
             cols = {k: np.asarray(getattr(br, k), dtype=float) for k in METRICS}
-            rows = [{k: _finite(cols[k][i]) for k in METRICS} for i in range(len(pts))]
+            rows = [{k: finite_or_none(cols[k][i]) for k in METRICS} for i in range(len(pts))]
         for m in rows:
             margin = m[self._metric]
             m["margin"] = margin if margin is not None else -1e3
@@ -332,11 +324,11 @@ class EngineModel:
         for b in bers:
             key = ber_key(b)
             # the statistical eye is computed from distributions: evaluate directly at the floor BER
-            direct = _finite(engine.evaluate(dict(point), ber=b).eye_height_min_mv)
-            ex = _finite(extra.get(key, {}).get("extrapolated"))
+            direct = finite_or_none(engine.evaluate(dict(point), ber=b).eye_height_min_mv)
+            ex = finite_or_none(extra.get(key, {}).get("extrapolated"))
             out[key] = {"direct": direct, "extrapolated": ex,
-                        "delta": None if direct is None or ex is None else _finite(ex - direct),
-                        "fit_r2": _finite(extra.get(key, {}).get("r2"))}
+                        "delta": None if direct is None or ex is None else finite_or_none(ex - direct),
+                        "fit_r2": finite_or_none(extra.get(key, {}).get("r2"))}
         return out
 
 

@@ -33,13 +33,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from eqtune.config_schema import Field, Schema, validate
 from eqtune.errors import ConfigError
+from eqtune.jsonutil import finite_or_none
 
 REQUIRED = ("server", "port", "lane", "module_pn")
 OPTIONAL = ("host_trace_in", "host_trace_mm", "material", "temperature_c", "module_vendor", "module_sn",
             "channel")
-FLEET_KEYS = ("csv", "base", "material")
 DEFAULT_BASE = "c2m-10in"
+FLEET_SCHEMA = Schema((  # the [fleet] table of a study spec
+    Field("csv", "string", required=True, nonempty=True, hint="give the path of the links CSV"),
+    Field("base", "string", nonempty=True, default=DEFAULT_BASE),
+    Field("material", "string", nonempty=True),
+))
+FLEET_KEYS = FLEET_SCHEMA.names
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -157,17 +164,14 @@ def _link_from_record(rec: dict[str, str], *, base: str, material: str | None):
 
 def parse_fleet_table(table: Any, *, base_dir: Path):
     """The ``[fleet]`` table of a spec -> (links, row errors). ``csv`` is relative to the spec."""
-    from eqtune.study.spec import _resolve_file, _str, _table, _unknown
+    from eqtune.study.spec import _resolve_file
 
-    table = _table(table, "fleet")
-    _unknown(table, FLEET_KEYS, "fleet")
-    if "csv" not in table:
-        raise ConfigError("fleet.csv: missing; give the path of the links CSV")
-    path = _resolve_file(_str(table["csv"], "fleet.csv"), base_dir, "fleet.csv")
-    base = _str(table.get("base", DEFAULT_BASE), "fleet.base")
+    table = validate(table, FLEET_SCHEMA, where="", path="fleet")
+    path = _resolve_file(table["csv"], base_dir, "fleet.csv")
+    base = table["base"]
     if base.endswith(".toml") or "/" in base:
         base = _resolve_file(base, base_dir, "fleet.base")
-    material = _str(table["material"], "fleet.material") if "material" in table else None
+    material = table.get("material")
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
@@ -213,7 +217,7 @@ def _profile_doc(server: str, port: str, pn: str, lanes: list[Mapping[str, Any]]
         lane = str(int(json.loads(r["link"])["lane"]))
         codes = json.loads(r["robust_codes"] or r["tuned_codes"] or "{}")
         per_lane[lane] = {k: (int(v) if float(v).is_integer() else float(v)) for k, v in codes.items()}
-        margins[lane] = {"baseline": _f(r.get("baseline_margin")), "robust_worst": _f(r.get("robust_margin")),
+        margins[lane] = {"baseline": finite_or_none(r.get("baseline_margin")), "robust_worst": finite_or_none(r.get("robust_margin")),
                          "verdict": r.get("verdict")}
     doc = {
         "identity": {"vendor": first.get("module_vendor", ""), "pn": pn, "sn": first.get("module_sn", "")},
@@ -225,12 +229,6 @@ def _profile_doc(server: str, port: str, pn: str, lanes: list[Mapping[str, Any]]
     return doc
 
 
-def _f(v: Any) -> float | None:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 def profile_filename(doc: Mapping[str, Any]) -> str:

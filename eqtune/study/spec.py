@@ -32,12 +32,13 @@ import itertools
 import json
 import math
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eqtune.errors import ConfigError
+from eqtune.config_schema import Field, Schema, check_value, fail, validate
+from eqtune.errors import ConfigError, EqtuneError
 from eqtune.serdes.knobs import DEFAULT_TUNED, DIRECTIONS, KNOB_NAMES, knobs_in_direction
 
 OBJECTIVES = ("eye_height", "com", "eye_width")
@@ -174,70 +175,47 @@ class StudySpec:
 # --------------------------------------------------------------------------- validation helpers
 
 
-def _fail(where: str, msg: str) -> ConfigError:
-    return ConfigError(f"{where}: {msg}")
+def _fail(where: str, msg: str) -> EqtuneError:
+    """A ConfigError for the key path ``where`` (``parse_spec`` puts the file in front)."""
+    return fail("", where, msg)
 
 
-def _table(data: Any, where: str) -> dict:
-    if not isinstance(data, dict):
-        raise _fail(where, f"expected a table, got {type(data).__name__}")
-    return data
-
-
-def _unknown(data: Mapping, allowed: Sequence[str], where: str) -> None:
-    extra = sorted(set(data) - set(allowed))
-    if extra:
-        raise _fail(f"{where}.{extra[0]}", f"unknown key; allowed: {', '.join(allowed)}")
-
-
-def _number(value: Any, where: str, *, positive: bool = False, lo: float | None = None,
-            hi: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _fail(where, f"expected a number, got {value!r}")
-    value = float(value)
-    if positive and value <= 0:
-        raise _fail(where, f"must be > 0, got {value:g}")
-    if lo is not None and value < lo:
-        raise _fail(where, f"must be >= {lo:g}, got {value:g}")
-    if hi is not None and value > hi:
-        raise _fail(where, f"must be <= {hi:g}, got {value:g}")
-    return value
-
-
-def _int(value: Any, where: str, *, lo: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(where, f"expected an integer, got {value!r}")
-    if value < lo:
-        raise _fail(where, f"must be >= {lo}, got {value}")
-    return int(value)
-
-
-def _str(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(where, f"expected a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _choice(value: Any, choices: Sequence[str], where: str) -> str:
-    value = _str(value, where)
-    if value not in choices:
-        raise _fail(where, f"{value!r} is not one of {', '.join(choices)}")
-    return value
-
-
-def _list(value: Any, where: str) -> list:
-    if isinstance(value, list):
-        if not value:
-            raise _fail(where, "empty list: give at least one value")
-        return value
-    return [value]
-
-
-def _ber(value: Any, where: str) -> float:
-    ber = _number(value, where)
-    if not 0 < ber < 0.5:
-        raise _fail(where, f"a BER must be in (0, 0.5), got {ber:g}")
-    return ber
+_BER = Field("ber", "number", gt=0, lt=0.5, hint="a BER is in (0, 0.5)")
+_TEMPERATURE = Field("temperature_c", "number", unit="C", ge=-60, le=150)
+_CROSSTALK = Field("crosstalk", "bool")
+STUDY_SCHEMA = Schema((
+    Field("name", "string", nonempty=True),
+    Field("seed", "integer", ge=0, default=0),
+    Field("target_ber", "number", gt=0, lt=0.5, default=1e-6, hint="a BER is in (0, 0.5)"),
+    Field("direction", "string", nonempty=True, choices=DIRECTIONS, default="host_rx"),
+    Field("ber_floor", "list", scalar_ok=True, nonempty=True, items=_BER, default=(1e-12, 1e-15)),
+    Field("report_worst", "integer", ge=0, default=3),
+))
+TUNE_SCHEMA = Schema((
+    Field("knobs", "list", scalar_ok=True, nonempty=True, items=Field("knob", "string", nonempty=True)),
+    Field("budget", "integer", ge=5, default=40),
+    Field("exhaustive_max", "integer", ge=0, default=600),
+    Field("method", "string", nonempty=True, choices=METHODS, default="auto"),
+    Field("objective", "string", nonempty=True, choices=OBJECTIVES, default="eye_height"),
+))
+CORNER_GRID_SCHEMA = Schema((  # [corners] temperature_c = [...], crosstalk = [...]
+    Field("temperature_c", "list", scalar_ok=True, nonempty=True, items=_TEMPERATURE),
+    Field("crosstalk", "list", scalar_ok=True, nonempty=True, items=_CROSSTALK),
+))
+CORNER_SCHEMA = Schema((Field("name", "string", nonempty=True), _TEMPERATURE,
+                        Field("crosstalk", "bool", default=True)))
+CRITERION_SCHEMA = Schema(tuple(Field(k, "number") for k in CRITERIA_KEYS))
+_SWEEP_ITEMS = {"length_in": Field("length_in", "number", unit="in", gt=0),
+                "length_mm": Field("length_mm", "number", unit="mm", gt=0),
+                "material": Field("material", "string", nonempty=True),
+                "temperature_c": _TEMPERATURE, "crosstalk": _CROSSTALK}
+SWEEP_SCHEMA = Schema(tuple(Field(k, "list", scalar_ok=True, nonempty=True, items=_SWEEP_ITEMS[k])
+                            for k in SWEEP_KEYS))
+CHANNEL_ROW_SCHEMA = Schema((
+    Field("library", "string", nonempty=True), Field("file", "string", nonempty=True),
+    Field("base", "string", nonempty=True), Field("sweep", "table", schema=SWEEP_SCHEMA, default={}),
+    Field("label", "string", nonempty=True),
+))
 
 
 def digest(obj: Any, n: int = 12) -> str:
@@ -258,32 +236,18 @@ def _parse_corners(data: Any) -> tuple[Corner, ...]:
     if data is None:
         return (Corner("nominal"),)
     if isinstance(data, dict):  # [corners] temperature_c = [...], crosstalk = [...]: cross product
-        _unknown(data, ("temperature_c", "crosstalk"), "corners")
-        temps = [None] if "temperature_c" not in data else [
-            _number(t, f"corners.temperature_c[{i}]", lo=-60, hi=150)
-            for i, t in enumerate(_list(data["temperature_c"], "corners.temperature_c"))]
-        xts = [True] if "crosstalk" not in data else list(_list(data["crosstalk"], "corners.crosstalk"))
-        for i, x in enumerate(xts):
-            if not isinstance(x, bool):
-                raise _fail(f"corners.crosstalk[{i}]", f"expected true or false, got {x!r}")
+        grid = validate(data, CORNER_GRID_SCHEMA, where="", path="corners")
         corners = []
-        for t, x in itertools.product(temps, xts):
+        for t, x in itertools.product(grid.get("temperature_c", [None]), grid.get("crosstalk", [True])):
             name = ("nominal" if t is None else f"{t:g}C") + ("" if x else "-noxt")
             corners.append(Corner(name, t, x))
         return tuple(corners)
-    rows = _list(data, "corners")
+    rows = check_value(data, Field("corners", "list", scalar_ok=True, nonempty=True), where="", path="corners")
     corners = []
     for i, row in enumerate(rows):
-        where = f"corners[{i}]"
-        row = _table(row, where)
-        _unknown(row, ("name", "temperature_c", "crosstalk"), where)
-        t = None if "temperature_c" not in row else _number(row["temperature_c"], f"{where}.temperature_c",
-                                                            lo=-60, hi=150)
-        x = row.get("crosstalk", True)
-        if not isinstance(x, bool):
-            raise _fail(f"{where}.crosstalk", f"expected true or false, got {x!r}")
-        name = _str(row["name"], f"{where}.name") if "name" in row else (
-            ("nominal" if t is None else f"{t:g}C") + ("" if x else "-noxt"))
+        r = validate(row, CORNER_SCHEMA, where="", path=f"corners[{i}]")
+        t, x = r.get("temperature_c"), r["crosstalk"]
+        name = r.get("name") or (("nominal" if t is None else f"{t:g}C") + ("" if x else "-noxt"))
         corners.append(Corner(name, t, x))
     names = [c.name for c in corners]
     if len(set(names)) != len(names):
@@ -298,20 +262,18 @@ def _parse_criteria(data: Any) -> tuple[Criterion, ...]:
     out = []
     for i, row in enumerate(rows):
         where = f"pass[{i}]" if isinstance(data, list) else "pass"
-        row = _table(row, where)
-        _unknown(row, CRITERIA_KEYS, where)
-        if not row:
+        crit = validate(row, CRITERION_SCHEMA, where="", path=where)
+        if not crit:
             raise _fail(where, f"give at least one of {', '.join(CRITERIA_KEYS)}")
-        out.append(Criterion(**{k: _number(v, f"{where}.{k}") for k, v in row.items()}))
+        out.append(Criterion(**crit))
     return tuple(out)
 
 
 def _parse_tune(data: Any, direction: str) -> TuneSettings:
-    data = _table(data or {}, "tune")
-    _unknown(data, ("knobs", "budget", "exhaustive_max", "method", "objective"), "tune")
+    t = validate(data or {}, TUNE_SCHEMA, where="", path="tune")
     knobs = DEFAULT_KNOBS[direction]
-    if "knobs" in data:
-        knobs = tuple(_str(k, f"tune.knobs[{i}]") for i, k in enumerate(_list(data["knobs"], "tune.knobs")))
+    if "knobs" in t:
+        knobs = tuple(t["knobs"])
         known = KNOB_NAMES
         for i, k in enumerate(knobs):
             if k not in known:
@@ -319,31 +281,8 @@ def _parse_tune(data: Any, direction: str) -> TuneSettings:
             if k not in DIRECTION_KNOBS[direction]:
                 raise _fail(f"tune.knobs[{i}]", f"{k!r} is not a knob of the {direction} link; its knobs are "
                             f"{', '.join(DIRECTION_KNOBS[direction])} (set study.direction for the others)")
-    return TuneSettings(
-        knobs=knobs,
-        budget=_int(data.get("budget", 40), "tune.budget", lo=5),
-        exhaustive_max=_int(data.get("exhaustive_max", 600), "tune.exhaustive_max", lo=0),
-        method=_choice(data.get("method", "auto"), METHODS, "tune.method"),
-        objective=_choice(data.get("objective", "eye_height"), OBJECTIVES, "tune.objective"),
-    )
-
-
-def _sweep_values(key: str, raw: Any, where: str) -> list:
-    vals = _list(raw, where)
-    out = []
-    for i, v in enumerate(vals):
-        w = f"{where}[{i}]" if isinstance(raw, list) else where
-        if key in ("length_in", "length_mm"):
-            out.append(_number(v, w, positive=True))
-        elif key == "temperature_c":
-            out.append(_number(v, w, lo=-60, hi=150))
-        elif key == "crosstalk":
-            if not isinstance(v, bool):
-                raise _fail(w, f"expected true or false, got {v!r}")
-            out.append(v)
-        else:
-            out.append(_str(v, w))
-    return out
+    return TuneSettings(knobs=knobs, budget=t["budget"], exhaustive_max=t["exhaustive_max"], method=t["method"],
+                        objective=t["objective"])
 
 
 def _fmt_param(key: str, value: Any) -> str:
@@ -376,31 +315,29 @@ def _parse_channels(data: Any, base_dir: Path) -> list[ChannelRef]:
         where = f"channels[{i}]"
         if isinstance(row, str):
             row = {"library": row}
-        row = _table(row, where)
-        _unknown(row, ("library", "file", "base", "sweep", "label"), where)
+        row = validate(row, CHANNEL_ROW_SCHEMA, where="", path=where)
         given = [k for k in ("library", "file", "base") if k in row]
         if len(given) != 1:
             raise _fail(where, "give exactly one of library = NAME, file = PATH or base = NAME|PATH (with sweep)")
         key = given[0]
         if key == "file":
-            ref = _resolve_file(_str(row["file"], f"{where}.file"), base_dir, f"{where}.file")
+            ref = _resolve_file(row["file"], base_dir, f"{where}.file")
             kind = "file"
         else:
-            ref = _str(row[key], f"{where}.{key}")
+            ref = row[key]
             if key == "base" and (ref.endswith(".toml") or "/" in ref):
                 ref = _resolve_file(ref, base_dir, f"{where}.base")
             kind = "library"
-        label = _str(row["label"], f"{where}.label") if "label" in row else (
+        label = row["label"] if "label" in row else (
             Path(ref).stem if kind == "file" or Path(ref).is_absolute() else ref)
-        sweep = _table(row.get("sweep", {}), f"{where}.sweep")
-        _unknown(sweep, SWEEP_KEYS, f"{where}.sweep")
+        sweep = row["sweep"]
         if "length_in" in sweep and "length_mm" in sweep:
             raise _fail(f"{where}.sweep", "give length_in or length_mm, not both")
         if not sweep:
             out.append(ChannelRef(label, kind, ref))
             continue
         keys = [k for k in SWEEP_KEYS if k in sweep]
-        axes = [_sweep_values(k, sweep[k], f"{where}.sweep.{k}") for k in keys]
+        axes = [sweep[k] for k in keys]
         needs_segments = any(k in ("length_in", "length_mm", "material") for k in keys)
         for combo in itertools.product(*axes):
             params = tuple(zip(keys, combo))
@@ -413,9 +350,10 @@ def _parse_profiles(data: Any, base_dir: Path) -> list[str | None]:
     if data is None:
         return [None]  # each channel's own SerDes profile
     out: list[str | None] = []
-    for i, p in enumerate(_list(data, "profiles")):
+    names = check_value(data, Field("profiles", "list", scalar_ok=True, nonempty=True,
+                                    items=Field("profile", "string", nonempty=True)), where="", path="profiles")
+    for i, name in enumerate(names):
         where = f"profiles[{i}]"
-        name = _str(p, where)
         if name.endswith(".toml") or "/" in name:
             name = _resolve_file(name, base_dir, where)
         out.append(name)
@@ -425,8 +363,15 @@ def _parse_profiles(data: Any, base_dir: Path) -> list[str | None]:
 # --------------------------------------------------------------------------- spec
 
 
-STUDY_KEYS = ("name", "seed", "target_ber", "direction", "ber_floor", "report_worst")
-TOP_KEYS = ("study", "channels", "profiles", "corners", "pass", "tune", "fleet")
+STUDY_KEYS = STUDY_SCHEMA.names
+SPEC_SCHEMA = Schema((
+    Field("study", "table", schema=STUDY_SCHEMA, default={}),
+    Field("channels", "any"),  # [[channels]] rows, a table or library names: _parse_channels
+    Field("profiles", "any"), Field("corners", "any"), Field("pass", "any"),
+    Field("tune", "table"),
+    Field("fleet", "table"),  # eqtune.study.fleet.FLEET_SCHEMA
+))
+TOP_KEYS = SPEC_SCHEMA.names
 
 
 def parse_spec(data: Mapping[str, Any], *, base_dir: Path, source: str = "<spec>") -> StudySpec:
@@ -438,17 +383,12 @@ def parse_spec(data: Mapping[str, Any], *, base_dir: Path, source: str = "<spec>
 
 
 def _parse_spec(data: Mapping[str, Any], *, base_dir: Path, source: str) -> StudySpec:
-    data = _table(dict(data), "spec")
-    _unknown(data, TOP_KEYS, "spec")
-    study = _table(data.get("study", {}), "study")
-    _unknown(study, STUDY_KEYS, "study")
-    name = _str(study.get("name", Path(source).stem or "study"), "study.name")
-    seed = _int(study.get("seed", 0), "study.seed")
-    target_ber = _ber(study.get("target_ber", 1e-6), "study.target_ber")
-    direction = _choice(study.get("direction", "host_rx"), DIRECTIONS, "study.direction")
-    floors = tuple(_ber(b, f"study.ber_floor[{i}]") for i, b in
-                   enumerate(_list(study.get("ber_floor", [1e-12, 1e-15]), "study.ber_floor")))
-    report_worst = _int(study.get("report_worst", 3), "study.report_worst")
+    data = validate(data, SPEC_SCHEMA, where="")
+    study = data["study"]
+    name = study.get("name") or Path(source).stem or "study"
+    seed, target_ber, direction = study["seed"], study["target_ber"], study["direction"]
+    floors = tuple(study["ber_floor"])
+    report_worst = study["report_worst"]
     corners = _parse_corners(data.get("corners"))
     criteria = _parse_criteria(data.get("pass"))
     tune = _parse_tune(data.get("tune"), direction)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import InputError
+from eqtune.jsonutil import dumps, to_json_value
 
 RESULTS = "results.csv"
 SUMMARY = "summary.json"
@@ -47,19 +47,10 @@ def format_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, dict | list | tuple):
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
+        return dumps(value, sort_keys=True, separators=(",", ":"))
     if hasattr(value, "item"):  # numpy scalar
-        return format_value(value.item())
+        return format_value(to_json_value(value))
     return str(value)
-
-
-def _json_default(obj: Any) -> Any:
-    if hasattr(obj, "item"):
-        v = obj.item()
-        return None if isinstance(v, float) and not math.isfinite(v) else v
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
 def format_row(row: Mapping[str, Any]) -> str:
@@ -158,7 +149,7 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True, default=_json_default, allow_nan=False)
+        fh.write(dumps(data, indent=2, sort_keys=True))
         fh.write("\n")
         fh.flush()
         os.fsync(fh.fileno())

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checka
 import numpy as np
 
 from eqtune.errors import EqtuneError, TuneError
+from eqtune.jsonutil import finite_or_none, to_json_value
 from eqtune.serdes.knobs import (
     KNOB_ALIASES,
     KNOB_DIRECTION,
@@ -54,7 +55,7 @@ class Measurement:
     cost_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"margin": _num(self.margin), "metrics": _jsonable(self.metrics), "cost_s": _num(self.cost_s)}
+        return {"margin": finite_or_none(self.margin), "metrics": to_json_value(self.metrics), "cost_s": finite_or_none(self.cost_s)}
 
 
 @runtime_checkable
@@ -441,7 +442,7 @@ class SimulationSource:
             for i, res in enumerate(results):
                 s, vals = self._score(res)
                 label = cname if len(self._groups) == 1 else f"{cname}/{d}"
-                per[i][label] = {"margin": s, **vals, "ber_estimate": _num(getattr(res, "ber_estimate", None))}
+                per[i][label] = {"margin": s, **vals, "ber_estimate": finite_or_none(getattr(res, "ber_estimate", None))}
                 worst[i] = min(worst[i], s)
         cost = (time.perf_counter() - t0) / max(n, 1)
         self.calls += n
@@ -512,25 +513,3 @@ def _sub_constraint(c: Constraint, names: Sequence[str]) -> Constraint:
         return ret
 
     return wrapped
-
-
-def _num(x: Any) -> float | None:
-    if x is None:
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    return obj

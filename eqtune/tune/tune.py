@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from eqtune.errors import TuneError
+from eqtune.jsonutil import finite_or_none, to_json_value
 from eqtune.serdes.knobs import EqPoint
 from eqtune.tune.base import BaseOptimizer, make_optimizer
-from eqtune.tune.source import MarginSource, Measurement, _jsonable, measure_many, source_start
+from eqtune.tune.source import MarginSource, Measurement, measure_many, source_start
 from eqtune.tune.space import Key
 
 if TYPE_CHECKING:  # skopt behind it: imported only when the GP runs
@@ -49,8 +50,8 @@ class Evaluation:
     phase: str  # "baseline" | "warm" | "initial" | "bo" | "remeasure" | "grid" | "random"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "codes": dict(self.codes), "margin": _fin(self.margin),
-                "metrics": _jsonable(self.metrics), "cost_s": _fin(self.cost_s), "t_s": _fin(self.t_s),
+        return {"index": self.index, "codes": dict(self.codes), "margin": finite_or_none(self.margin),
+                "metrics": to_json_value(self.metrics), "cost_s": finite_or_none(self.cost_s), "t_s": finite_or_none(self.t_s),
                 "phase": self.phase}
 
 
@@ -80,8 +81,8 @@ class Outcome:
     measurements: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"codes": dict(self.codes), "point": dict(self.point), "margin": _fin(self.margin),
-                "metrics": _jsonable(self.metrics), "measurements": self.measurements}
+        return {"codes": dict(self.codes), "point": dict(self.point), "margin": finite_or_none(self.margin),
+                "metrics": to_json_value(self.metrics), "measurements": self.measurements}
 
 
 @dataclass
@@ -122,8 +123,8 @@ class TuneResult:
         d = {
             "objective": self.objective, "units": self.units, "knobs": list(self.knobs),
             "baseline": self.baseline.to_dict(), "tuned": self.tuned.to_dict(),
-            "improvement": _fin(self.improvement), "evaluations": self.evaluations,
-            "elapsed_s": _fin(self.elapsed_s), "measure_s": _fin(self.measure_s),
+            "improvement": finite_or_none(self.improvement), "evaluations": self.evaluations,
+            "elapsed_s": finite_or_none(self.elapsed_s), "measure_s": finite_or_none(self.measure_s),
             "stop_reason": self.stop_reason, "optimizer": self.optimizer, "seed": self.seed,
             "kept_start": self.kept_start, "warm_observations": self.warm_observations,
             "history": [e.to_dict() for e in self.history],
@@ -131,10 +132,6 @@ class TuneResult:
         if include_state:
             d["optimizer_state"] = self.optimizer_state
         return d
-
-
-def _fin(x: float) -> float | None:
-    return float(x) if x is not None and math.isfinite(float(x)) else None
 
 
 def _warm_items(warm: Any) -> tuple[list[tuple[EqPoint, float]], list[EqPoint]]:

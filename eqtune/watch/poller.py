@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from eqtune.jsonutil import finite_or_none
 from eqtune.watch.detect import DetectConfig, Finding, assess_lane, suggest_action
 from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
@@ -59,10 +60,6 @@ class LaneHistory:
 
     def array(self) -> np.ndarray:
         return self._buf[self._start:self._end]
-
-
-def _opt(v: float) -> float | None:
-    return None if np.isnan(v) else float(v)
 
 
 def _present(col: np.ndarray, n: int = 60) -> list[float]:
@@ -224,7 +221,7 @@ class Watcher:
                 findings = assess_lane(arr, self.cfg)
                 action = suggest_action(findings, channel=tgt.channel, profile=tgt.profile, hot_c=self.cfg.hot_c)
                 last = arr[-1] if len(arr) else np.array([s.ts, np.nan, np.nan, np.nan])
-                st = LaneStatus(s.resource, lane, _opt(last[1]), _opt(last[2]), _opt(last[3]), findings, action,
+                st = LaneStatus(s.resource, lane, finite_or_none(last[1]), finite_or_none(last[2]), finite_or_none(last[3]), findings, action,
                                 _present(arr[:, 2]), _present(arr[:, 3]), _present(arr[:, 1]))
                 lanes.append(st)
                 for f in findings:

@@ -20,7 +20,15 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eqtune.config_schema import Field, Schema, validate
 from eqtune.errors import InputError
+
+_PUSH_HINT = "give the output of `eqtune profile push --json`"
+PUSH_REPORT_SCHEMA = Schema((  # what `eqtune profile push --json` writes, as far as the watch reads it
+    Field("results", "list", required=True, hint=_PUSH_HINT, items=Field("result", "table", hint=_PUSH_HINT, schema=Schema((
+        Field("resource", "string", required=True, nonempty=True, hint=_PUSH_HINT),
+        Field("status", "scalar", nullable=True)), extra="allow"))),
+), extra="allow", hint=_PUSH_HINT)
 
 
 @dataclass
@@ -110,9 +118,7 @@ def from_push_report(path: str | Path) -> list[WatchTarget]:
     except json.JSONDecodeError as exc:
         raise InputError(f"push report {p}: not JSON ({exc.msg} at line {exc.lineno}); give the output of "
                          "`eqtune profile push --json`") from None
-    results = doc.get("results") if isinstance(doc, dict) else None
-    if not isinstance(results, list) or not all(isinstance(r, dict) and r.get("resource") for r in results):
-        raise InputError(f"push report {p}: no results[].resource; give the output of `eqtune profile push --json`")
+    results = validate(doc, PUSH_REPORT_SCHEMA, where=f"push report {p}", error=InputError)["results"]
     seen: dict[str, WatchTarget] = {}
     for r in results:
         seen.setdefault(str(r["resource"]), WatchTarget(str(r["resource"]), labels={"push_status": str(r.get("status", ""))}))

@@ -54,10 +54,10 @@ material = "megtron6"
 """
 
 BAD_TOML = {
-    "unknown_top": (VALID_TOML.replace('name = "t"', 'name = "t"\nbaud = 53'), r"bad\.toml: unknown key 'baud'"),
-    "unknown_seg": (VALID_TOML + "colour = 1\n", r"bad\.toml: segments\[0\]: unknown key\(s\) colour"),
+    "unknown_top": (VALID_TOML.replace('name = "t"', 'name = "t"\nbaud = 53'), r"bad\.toml: baud: unknown key; allowed keys: name, description"),
+    "unknown_seg": (VALID_TOML + "colour = 1\n", r"bad\.toml: segments\[0\]\.colour: unknown key; allowed keys: length_mm\|length_in, kind"),
     "negative_len": (VALID_TOML.replace("length_in = 2", "length_in = -2"),
-                     r"bad\.toml: segments\[0\]: length_in must be a number >= 0"),
+                     r"bad\.toml: segments\[0\]\.length_in: must be >= 0 in, got -2"),
     "missing_file": (VALID_TOML + '[[segments]]\ntype = "touchstone"\nfile = "gone.s4p"\n',
                      r"bad\.toml: segments\[1\]\.file: 'gone\.s4p' not found"),
     "missing_agg": (VALID_TOML + '[[aggressors]]\nkind = "FEXT"\nfile = "gone.s4p"\n',
@@ -66,7 +66,7 @@ BAD_TOML = {
     "neg_delay": (VALID_TOML + '[[segments]]\ntype = "line"\ndelay_ps = -3\n', r"segments\[1\]\.delay_ps: must be >= 0"),
     "bad_material": (VALID_TOML.replace("megtron6", "unobtainium"), r"material 'unobtainium' is unknown"),
     "syntax": ("name = \n", r"bad\.toml: invalid TOML: .*line 1"),
-    "no_segments": ('name = "x"\n', r"segments: give at least one"),
+    "no_segments": ('name = "x"\n', r"segments: missing; give at least one \[\[segments\]\] table"),
     "bad_modulation": (VALID_TOML.replace('name = "t"', 'name = "t"\nmodulation = "QAM"'), r"modulation: 'QAM'"),
 }
 

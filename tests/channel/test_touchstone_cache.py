@@ -124,5 +124,5 @@ def test_channel_from_definition_names_and_errors(tmp_path):
     with pytest.raises(ConfigError, match="variant-x.*segments\\[0\\].file"):
         channel_from_definition({"segments": [{"type": "touchstone", "file": "nope.s4p"}]}, base_dir=tmp_path,
                                 source="variant-x")
-    with pytest.raises(ConfigError, match="unknown key 'colour'"):
+    with pytest.raises(ConfigError, match="colour: unknown key; allowed keys: name, "):
         channel_from_definition({"colour": 1, "segments": doc["segments"]})

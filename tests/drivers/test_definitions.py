@@ -135,18 +135,18 @@ def test_minimal_definition_loads(tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("kind = \"bert\"", "kind = \"dmm\""), r"\[instrument\] kind 'dmm' unknown"),
-        (("idn_match = '^ACME,T'", "idn_match = '^(ACME'"), r"\[instrument\] idn_match does not compile"),
-        (("ref = \"ACME guide 1.1\"", "ref = \"\""), r"\[properties.bits\] 'ref' must cite"),
-        ((":FETC:BITS? {lane}", ":FETC:BITS? {__class__}"), r"\[properties.bits\] 'get' uses unknown placeholder"),
-        ((":FETC:BITS? {lane}", ":FETC:BITS? {lane.real}"), r"\[properties.bits\] 'get'.*not a plain name"),
+        (("kind = \"bert\"", "kind = \"dmm\""), r"instrument\.kind: 'dmm' is unknown; use one of bert, scope"),
+        (("idn_match = '^ACME,T'", "idn_match = '^(ACME'"), r"instrument\.idn_match: does not compile"),
+        (("ref = \"ACME guide 1.1\"", "ref = \"\""), r"properties\.bits\.ref: must be a non-empty string; cite the vendor programming guide"),
+        ((":FETC:BITS? {lane}", ":FETC:BITS? {__class__}"), r"properties\.bits\.get: uses unknown placeholder"),
+        ((":FETC:BITS? {lane}", ":FETC:BITS? {lane.real}"), r"properties\.bits\.get: .*not a plain name"),
         (("type = \"int\"\nref = \"ACME guide 1.1\"", "type = \"complex\"\nref = \"ACME guide 1.1\""),
-         r"\[properties.bits\] type 'complex' unknown"),
-        (("store = \"errors\"", "store = \"errs\""), r"\[procedures.measure_ber\] must store \['errors'\]"),
-        (("query = \"errs\"", "query = \"nothing\""), r"procedures.measure_ber\[1\]\] query 'nothing': no such property"),
-        (("[procedures]", "[procedurez]"), r"unknown table\(s\) \['procedurez'\]"),
+         r"properties\.bits\.type: 'complex' is unknown"),
+        (("store = \"errors\"", "store = \"errs\""), r"procedures\.measure_ber: must store \['errors'\]"),
+        (("query = \"errs\"", "query = \"nothing\""), r"procedures\.measure_ber\[1\]\.query: no property 'nothing'"),
+        (("[procedures]", "[procedurez]"), r"procedurez: unknown key; allowed keys: instrument, errors"),
         (("type = \"int\"\nref = \"ACME guide 1.1\"", "type = \"int\"\nrange = [5, 1]\nref = \"ACME guide 1.1\""),
-         r"'range' must be \[low, high\]"),
+         r"properties\.bits\.range: must be \[low, high\]"),
     ],
 )
 def test_bad_definitions_name_file_and_key(tmp_path, change, message):
@@ -160,10 +160,10 @@ def test_bad_definitions_name_file_and_key(tmp_path, change, message):
 
 def test_settable_property_needs_validator_and_value(tmp_path):
     text = GOOD + '\n[properties.rate]\nset = ":RATE {value}"\ntype = "float"\nref = "x"\n'
-    with pytest.raises(ConfigError, match=r"\[properties.rate\] a settable property needs a validator"):
+    with pytest.raises(ConfigError, match=r"properties\.rate: a settable property needs a validator"):
         load_definition(_write(tmp_path, text))
     text = GOOD + '\n[properties.rate]\nset = ":RATE"\ntype = "float"\nrange = [0, 1]\nref = "x"\n'
-    with pytest.raises(ConfigError, match=r"'set' must contain \{value\}"):
+    with pytest.raises(ConfigError, match=r"properties\.rate\.set: must contain \{value\}"):
         load_definition(_write(tmp_path, text))
 
 
