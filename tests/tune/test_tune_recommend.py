@@ -186,3 +186,56 @@ def test_no_known_noise_keeps_the_previous_behaviour():
     assert all(v is None for v in opt.margin_vars)
     assert remeasure_key(opt) is None
     assert opt.recommend() == opt.ispace.point(opt.ranked()[0])
+
+
+# -- the case that drifted: IEEE tracy 10 in (session 6), counts as in benchmarks/bench_tune_noisy.py ------
+class _TracyCounts:
+    """The grid's eye heights read through Poisson error counts (1e8 bits, optimum at BER 1e-6, a 0 mV eye
+    at 1e-3): the benchmark's live-like source, written out again here."""
+
+    def __init__(self, table, optimum: float, seed: int, known: bool) -> None:
+        from scipy.special import erfcinv
+
+        self.table, self.space, self.known = table, table.space, known
+        self.c = math.sqrt(2) * float(erfcinv(2e-3))
+        self.a = (math.sqrt(2) * float(erfcinv(2e-6)) - self.c) / optimum
+        self.rng = np.random.default_rng(10_000 + seed)
+        self.deterministic = False
+
+    def default_point(self):
+        return self.table.default_point()
+
+    def measure(self, point) -> Measurement:
+        from scipy.special import erfc, erfcinv
+
+        eh = self.table.measure(point).margin
+        k = int(self.rng.poisson(0.5 * erfc((self.a * eh + self.c) / math.sqrt(2)) * 1e8))
+        q = math.sqrt(2) * float(erfcinv(2 * counted_ber(k, 10**8)))
+        m = {VARIANCE_KEY: margin_variance(k, 10**8, "q_linear", q_per_unit=self.a)} if self.known else {}
+        return Measurement((q - self.c) / self.a, m)
+
+
+@pytest.fixture(scope="module")
+def tracy10(shared_dir):
+    from eqtune.tune import SimulationSource
+
+    from .conftest import grid_table
+
+    p = shared_dir / "channels-ieee" / "tracy_3ck_02_0119_DPO_10in" / "DPO_10in_Meg7_THRU.s4p"
+    if not p.exists():
+        pytest.skip(f"{p} not found")
+    src = SimulationSource(str(p), ["rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"], direction="host_rx")
+    return grid_table(src)
+
+
+def test_tracy_10in_recommendation_holds_the_optimum_at_60_measurements(tracy10):
+    """Session 6: after 60 noisy measurements the recommendation was the runner-up (0.144 dB below the
+    optimum) in every seed. With the counts' own noise it is the optimum; with the noise withheld (the
+    previous rule) it is still the runner-up (benchmark: 0/8 -> 8/8 seeds)."""
+    table, optimum = tracy10
+    picks = {}
+    for known in (True, False):
+        r = tune(_TracyCounts(table, optimum, 1, known), budget=60, seed=1)
+        picks[known] = table.measure(r.tuned.point).margin
+    assert picks[True] == pytest.approx(optimum)
+    assert 20 * math.log10(optimum / picks[False]) > 0.1
