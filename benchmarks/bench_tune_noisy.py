@@ -19,10 +19,13 @@ not 0.5) and the grid optimum counts ``--ber-opt`` (1e-6). BER = Q(a eh + c) wit
 a = (Qinv(ber_opt) - c) / optimum; the measured margin maps the counted BER back, (Qinv(BER) - c) / a
 (mV). Far-closed eyes still read BER ~0.5: flat, as on a real link.
 
-Optimizers, same seeds and the same cap (``--cap``): eqtune's GP (its noise-aware recommendation: best
-posterior mean over measured codes), GP + ``--remeasure 3``, random search and Optuna TPE / GPSampler
-(their recommendation: the best measured trial, ``study.best_trial``). Optuna/torch only in the
-benchmark's own venv.
+Optimizers, same seeds and the same cap (``--cap``), scored at ``--at`` (15, 25, 40, 60 measurements):
+eqtune's GP with the counts' own noise (``margin_var`` from ``eqtune.tune.recommend.margin_variance``: the
+noise-aware recommendation and the confirm repeats, which count as measurements), ``gp_norepeat`` (the same
+without repeats), ``gp_fitted`` (the variance withheld: one fitted white noise, best posterior mean, the rule
+before session 7), random search and Optuna TPE / GPSampler (their recommendation: the best measured trial,
+``study.best_trial``). Optuna/torch only in the benchmark's own venv. ``--set NAME=VALUE`` overrides a
+``eqtune.tune.recommend`` constant (choose them on the library channels only).
 
 Run:  nice python benchmarks/bench_tune_noisy.py [--seeds 8] [--problems 0,1,8,9,10] [--kinds gp,random,tpe] [--json out.json]
 Problems are bench_tune's indices: 0-1 library channels (settings may be chosen there), 8-10 IEEE
