@@ -217,15 +217,17 @@ class _TracyCounts:
 
 @pytest.fixture(scope="module")
 def tracy10(shared_dir):
-    from eqtune.tune import SimulationSource
-
-    from .conftest import grid_table
+    from eqtune.tune import SimulationSource, TableSource
+    from eqtune.tune.space import IndexedSpace
 
     p = shared_dir / "channels-ieee" / "tracy_3ck_02_0119_DPO_10in" / "DPO_10in_Meg7_THRU.s4p"
     if not p.exists():
         pytest.skip(f"{p} not found")
     src = SimulationSource(str(p), ["rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"], direction="host_rx")
-    return grid_table(src)
+    isp = IndexedSpace(src.space)
+    grid = isp.values(isp.grid)
+    margins = np.array([m.margin for m in src.measure_batch([src.space.to_point(r) for r in grid])])
+    return TableSource(src.space, grid, margins, start=src.default_point(), units="mV"), float(margins.max())
 
 
 def test_tracy_10in_recommendation_holds_the_optimum_at_60_measurements(tracy10):
