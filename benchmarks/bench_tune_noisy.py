@@ -19,12 +19,15 @@ not 0.5) and the grid optimum counts ``--ber-opt`` (1e-6). BER = Q(a eh + c) wit
 a = (Qinv(ber_opt) - c) / optimum; the measured margin maps the counted BER back, (Qinv(BER) - c) / a
 (mV). Far-closed eyes still read BER ~0.5: flat, as on a real link.
 
-Optimizers, same seeds and the same cap (``--cap``): eqtune's GP (its noise-aware recommendation: best
-posterior mean over measured codes), GP + ``--remeasure 3``, random search and Optuna TPE / GPSampler
-(their recommendation: the best measured trial, ``study.best_trial``). Optuna/torch only in the
-benchmark's own venv.
+Optimizers, same seeds and the same cap (``--cap``), scored at ``--at`` (15, 25, 40, 60 measurements):
+eqtune's GP with the counts' own noise (``margin_var`` from ``eqtune.tune.recommend.margin_variance``: the
+noise-aware recommendation and the confirm repeats, which count as measurements), ``gp_norepeat`` (the same
+without repeats), ``gp_fitted`` (the variance withheld: one fitted white noise, best posterior mean, the rule
+before session 7), random search and Optuna TPE / GPSampler (their recommendation: the best measured trial,
+``study.best_trial``). Optuna/torch only in the benchmark's own venv. ``--set NAME=VALUE`` overrides a
+``eqtune.tune.recommend`` constant (choose them on the library channels only).
 
-Run:  nice python benchmarks/bench_tune_noisy.py [--seeds 8] [--problems 0,1,8,9,10] [--json out.json]
+Run:  nice python benchmarks/bench_tune_noisy.py [--seeds 8] [--problems 0,1,8,9,10] [--kinds gp,random,tpe] [--json out.json]
 Problems are bench_tune's indices: 0-1 library channels (settings may be chosen there), 8-10 IEEE
 802.3ck held-out channels (report only).
 """
@@ -44,8 +47,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_tune as bt  # noqa: E402
 
-from eqtune.tune import TableSource, tune  # noqa: E402
+from eqtune.tune import TableSource, recommend, tune  # noqa: E402
 from eqtune.tune.live import ber_floor  # noqa: E402
+from eqtune.tune.recommend import VARIANCE_KEY, margin_variance  # noqa: E402
 from eqtune.tune.source import Measurement  # noqa: E402
 from eqtune.tune.space import IndexedSpace  # noqa: E402
 
@@ -65,7 +69,8 @@ def _q(x: np.ndarray) -> np.ndarray:
 class CountingSource:
     """A grid of true eye heights (mV) read through Poisson bit-error counts (see the module notes)."""
 
-    def __init__(self, table: TableSource, a: float, c: float, bits: float, seed: int) -> None:
+    def __init__(self, table: TableSource, a: float, c: float, bits: float, seed: int,
+                 known_noise: bool = True) -> None:
         self.table = table
         self.space = table.space
         self.a, self.c = float(a), float(c)
@@ -74,6 +79,7 @@ class CountingSource:
         self.deterministic = False
         self.units = "mV"
         self.objective = "eye_height (counted)"
+        self.known_noise = known_noise  # report each margin's variance from its count (tune.recommend)
 
     def default_point(self):
         return self.table.default_point()
@@ -86,7 +92,10 @@ class CountingSource:
         ber = float(_q(self.a * eh + self.c))
         errors = int(self.rng.poisson(ber * self.bits))
         counted = ber_floor(self.bits, min(errors, self.bits))
-        return Measurement((_qinv(counted) - self.c) / self.a, {"errors": errors, "bits": self.bits}, 0.0)
+        metrics: dict = {"errors": errors, "bits": self.bits}
+        if self.known_noise:  # delta method on the binomial count, margin = (Qinv(BER) - c) / a
+            metrics[VARIANCE_KEY] = margin_variance(min(errors, self.bits), self.bits, "q_linear", q_per_unit=self.a)
+        return Measurement((_qinv(counted) - self.c) / self.a, metrics, 0.0)
 
 
 def loss_db(opt: float, eh: float) -> float:
@@ -149,36 +158,69 @@ def run_optuna(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, samp
     return out
 
 
+# eqtune variants: (known per-observation noise, settings of eqtune.tune.recommend)
+GP_VARIANTS = {
+    "gp": (True, {}),  # this session: count-derived noise, LCB recommendation, confirm repeats
+    "gp_norepeat": (True, {"CLOSE_Z": 0.0}),  # count-derived noise, no confirm repeats
+    "gp_fitted": (False, {}),  # before: one fitted white noise, best posterior mean, no repeats
+}
+
+
+def _with_settings(settings: dict, fn, *a):
+    old = {k: getattr(recommend, k) for k in settings}
+    try:
+        for k, v in settings.items():
+            setattr(recommend, k, v)
+        return fn(*a)
+    finally:
+        for k, v in old.items():
+            setattr(recommend, k, v)
+
+
+def _load() -> str:
+    import os
+
+    try:
+        return " / ".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--seed0", type=int, default=0, help="first seed")
     ap.add_argument("--cap", type=int, default=60, help="measurements per run, every optimizer")
-    ap.add_argument("--at", type=int, default=25, help="score the recommendation after this many measurements")
+    ap.add_argument("--at", default="15,25,40,60", help="score the recommendation after these many measurements")
     ap.add_argument("--bits", type=float, default=1e8, help="bits counted per measurement (finite dwell)")
     ap.add_argument("--ber-opt", type=float, default=1e-6, help="BER the grid optimum reads (noise loading)")
     ap.add_argument("--ber-closed", type=float, default=1e-3, help="BER a code with eye height 0 reads")
     ap.add_argument("--problems", default="0,1,8,9,10")
-    ap.add_argument("--no-gpsampler", action="store_true")
+    ap.add_argument("--kinds", default="gp,gp_norepeat,gp_fitted,random,tpe,gpsampler",
+                    help=f"optimizers: {', '.join(GP_VARIANTS)}, random, tpe, gpsampler")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="override an eqtune.tune.recommend constant for the gp variants (choose on library channels)")
     ap.add_argument("--gps-seeds", type=int, default=None, help="GPSampler on the first N seeds only (slow)")
-    ap.add_argument("--no-optuna", action="store_true")
     ap.add_argument("--cache", type=Path, default=bt.ROOT / "benchmarks" / ".cache")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
-    seeds = list(range(args.seeds))
-    kinds = ["gp", "gp_remeasure3", "random"]
-    if not args.no_optuna:
+    seeds = list(range(args.seed0, args.seed0 + args.seeds))
+    ats = [int(x) for x in args.at.split(",")]
+    overrides = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+    kinds = [k for k in args.kinds.split(",") if k]
+    if any(k in ("tpe", "gpsampler") for k in kinds):
         try:
             import optuna  # noqa: F401
 
-            kinds.append("tpe")
-            if not args.no_gpsampler:
+            if "gpsampler" in kinds:
                 import torch  # noqa: F401
-
-                kinds.append("gpsampler")
         except ImportError:
-            print("optuna/torch not installed: those columns are skipped", file=sys.stderr)
+            print("optuna/torch not installed (benchmark venv only): tpe/gpsampler are skipped", file=sys.stderr)
+            kinds = [k for k in kinds if k not in ("tpe", "gpsampler")]
     rows = []
+    load_before = _load()
+    t_all = time.perf_counter()
     for i in (int(x) for x in args.problems.split(",")):
         name, ch, d, knobs = bt.PROBLEMS[i]
         s, grid, ms, _ = bt.grid_table(name, ch, d, knobs, args.cache)
@@ -187,45 +229,46 @@ def main(argv: list[str] | None = None) -> int:
         opt = float(ms.max())
         q0 = _qinv(args.ber_closed)
         qa = (_qinv(args.ber_opt) - q0) / opt
-        row = {"problem": name, "index": i, "optimum_mv": opt, "q_per_mv": qa, "q_at_0mv": q0}
+        row = {"problem": name, "index": i, "held_out": name.startswith("ieee"), "optimum_mv": opt, "q_per_mv": qa, "q_at_0mv": q0}
         for kind in kinds:
             t0 = time.perf_counter()
             curves = []
             for sd in (seeds[: args.gps_seeds] if kind == "gpsampler" and args.gps_seeds else seeds):
-                src = CountingSource(table, qa, q0, args.bits, seed=10_000 + sd)
-                if kind == "gp":
-                    c = run_ours(src, isp, sd, args.cap, 0)
-                elif kind == "gp_remeasure3":
-                    c = run_ours(src, isp, sd, args.cap, 3)
+                known, settings = GP_VARIANTS.get(kind, (True, {}))
+                src = CountingSource(table, qa, q0, args.bits, seed=10_000 + sd, known_noise=known)
+                if kind in GP_VARIANTS:
+                    c = _with_settings({**settings, **overrides}, run_ours, src, isp, sd, args.cap, 0)
                 elif kind == "random":
                     c = run_random(src, isp, sd, args.cap)
                 else:
                     c = run_optuna(src, isp, sd, args.cap, "gp" if kind == "gpsampler" else "tpe")
                 curves.append(c)
-            at = [loss_db(opt, c[min(args.at, len(c)) - 1]) for c in curves]
-            end = [loss_db(opt, c[-1]) for c in curves]
+            loss = {n: [round(loss_db(opt, c[min(n, len(c)) - 1]), 3) for c in curves] for n in ats}
             first = [next((n for n, v in enumerate(c, 1) if loss_db(opt, v) <= 0.1), None) for c in curves]
-            row[kind] = {"loss_db_at": [round(v, 3) for v in at], "loss_db_end": [round(v, 3) for v in end],
-                         "first_within_0.1dB": first, "s_per_run": round((time.perf_counter() - t0) / len(curves), 2)}
-            print(f"{name} {kind}: loss@{args.at} median {np.median(at):.3f} dB, within 0.1 dB "
-                  f"{sum(v <= 0.1 for v in at)}/{len(at)}; loss@{args.cap} median {np.median(end):.3f}; "
-                  f"first within 0.1 dB {first}", flush=True)
+            row[kind] = {"loss_db": {str(n): v for n, v in loss.items()}, "first_within_0.1dB": first,
+                         "s_per_run": round((time.perf_counter() - t0) / len(curves), 2)}
+            print(f"{name} {kind}: " + "; ".join(
+                f"@{n} median {np.median(v):.3f} dB ({sum(x <= 0.1 for x in v)}/{len(v)}) {v}" for n, v in loss.items())
+                + f"; first within 0.1 dB {first}; {row[kind]['s_per_run']} s/run", flush=True)
         rows.append(row)
     print(f"\nlive-like (Poisson counts, {args.bits:.0e} bits a measurement, optimum at BER {args.ber_opt:g}): "
-          f"loss of the recommendation's TRUE eye height after {args.at} / {args.cap} measurements, dB "
-          f"(median of {len(seeds)} seeds; k/n = runs within 0.1 dB)")
+          f"loss of the recommendation's TRUE eye height after {'/'.join(map(str, ats))} measurements, dB "
+          f"(median of {len(seeds)} seeds {seeds[0]}-{seeds[-1]}; k/n = runs within 0.1 dB); "
+          f"load average before {load_before}, after {_load()}; {time.perf_counter() - t_all:.0f} s")
+    if overrides:
+        print(f"recommend settings overridden: {overrides}")
     print("| problem | " + " | ".join(kinds) + " |")
     print("|---|" + "---|" * len(kinds))
     for r in rows:
         cells = []
         for k in kinds:
-            a, e = r[k]["loss_db_at"], r[k]["loss_db_end"]
-            cells.append(f"{np.median(a):.2f} ({sum(v <= 0.1 for v in a)}/{len(a)}) / {np.median(e):.2f} "
-                         f"({sum(v <= 0.1 for v in e)}/{len(e)})")
-        print(f"| {r['problem']} | " + " | ".join(cells) + " |")
+            cells.append(" / ".join(f"{np.median(v):.2f} ({sum(x <= 0.1 for x in v)}/{len(v)})"
+                                    for v in r[k]["loss_db"].values()))
+        print(f"| {r['problem']}{'' if r['held_out'] else ' (library)'} | " + " | ".join(cells) + " |")
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "seeds": seeds, "cap": args.cap, "at": args.at,
+        args.json.write_text(json.dumps({"rows": rows, "seeds": seeds, "cap": args.cap, "at": ats,
                                          "bits": args.bits, "ber_opt": args.ber_opt, "ber_closed": args.ber_closed,
+                                         "overrides": overrides, "load_before": load_before, "load_after": _load(),
                                          "engine_version": bt.engine_version()}, indent=2))
     return 0
 

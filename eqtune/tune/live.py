@@ -26,7 +26,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eqtune.errors import EqRangeError, InputError, InstrumentError, ModuleError, TuneError
 from eqtune.serdes.knobs import LIVE_METRICS as METRICS
@@ -39,6 +39,9 @@ from eqtune.serdes.knobs import (
     Knob,
     KnobSpace,
 )
+
+if TYPE_CHECKING:
+    from eqtune.tune.source import Measurement
 
 CHUNK_S = 2.0  # longest single BER gate when the caller can abort (long dwells are split and summed)
 CLOSED_EYE_MV = -10.0  # margin of an eye the scope cannot measure (closed): below every open eye
@@ -66,9 +69,25 @@ def margin_of(bits: int, errors: int, metric: str = "ber") -> float:
     raise TuneError(f"metric '{metric}' is not a BER metric: use one of ber, q_db")
 
 
+def counts_variance(counts: Mapping[str, Any] | None, metric: str = "ber") -> float | None:
+    """Variance of a BER-metric margin from its own error count (``counts``: ``bits``, ``errors``), by the
+    delta method on the binomial count (``eqtune.tune.recommend.margin_variance``); None when the metric
+    is not a count (``eye_height``) or the count is missing. Sessions pass it to the optimizer with each
+    observation (``GPOptimizer.tell(point, margin, variance)``), live and when a journal is replayed."""
+    if metric not in ("ber", "q_db") or not counts:
+        return None
+    bits, errors = counts.get("bits"), counts.get("errors")
+    if bits is None or errors is None or int(bits) <= 0:
+        return None
+    from eqtune.tune.recommend import margin_variance
+
+    return margin_variance(min(int(errors), int(bits)), int(bits), metric)
+
+
 def _counts(c: Any) -> dict[str, Any]:
     if hasattr(c, "to_dict"):
-        return c.to_dict()
+        out: dict[str, Any] = c.to_dict()
+        return out
     return dict(c)
 
 
@@ -82,6 +101,10 @@ class LiveReading:
     counts: dict[str, Any] = field(default_factory=dict)  # bits, errors, ber, ber_upper95, dwell_s
     metrics: dict[str, Any] = field(default_factory=dict)
     cost_s: float = 0.0
+
+    def variance(self, metric: str = "ber") -> float | None:
+        """Variance of ``margin`` from the error count (``counts_variance``); None for a scope reading."""
+        return counts_variance(self.counts, metric)
 
     def to_dict(self) -> dict[str, Any]:
         return {"lane": self.lane, "codes": dict(self.codes), "margin": self.margin, "counts": self.counts,
@@ -294,7 +317,8 @@ class LiveSource:
         """Error counts over ``dwell`` in gates of at most ``CHUNK_S`` (summed), so that ``stop()``
         (which raises to abort) is honoured within seconds even when a BER target needs minutes."""
         if stop is None or dwell <= CHUNK_S * 1.5:
-            return count(dwell)
+            first: dict[int, Any] = count(dwell)
+            return first
         n = int(math.ceil(dwell / CHUNK_S))
         total: dict[int, Any] = {}
         for _ in range(n):
@@ -340,7 +364,7 @@ class LiveSource:
         return out
 
     # -- MarginSource --------------------------------------------------------------------------
-    def measure(self, point: EqPoint):
+    def measure(self, point: EqPoint) -> Measurement:
         """``MarginSource.measure``: apply the point on the first lane and measure it."""
         from eqtune.tune.source import Measurement
 
@@ -349,11 +373,16 @@ class LiveSource:
         t0 = time.perf_counter()
         self.apply(codes)
         r = self.read(codes=codes)[lane]
-        return Measurement(margin=r.margin, metrics={"counts": r.counts, **r.metrics, "codes": r.codes},
-                           cost_s=time.perf_counter() - t0)
+        metrics: dict[str, Any] = {"counts": r.counts, **r.metrics, "codes": r.codes}
+        var = r.variance(self.metric)
+        if var is not None:  # the count's own noise reaches the GP (eqtune.tune.recommend)
+            from eqtune.tune.recommend import VARIANCE_KEY
+
+            metrics[VARIANCE_KEY] = var
+        return Measurement(margin=r.margin, metrics=metrics, cost_s=time.perf_counter() - t0)
 
 
-def _instrument_ber(inst: Any, lane: int, dwell_s: float):
+def _instrument_ber(inst: Any, lane: int, dwell_s: float) -> Any:
     try:
         return inst.measure_ber(lane=lane, dwell_s=dwell_s)
     except TypeError:

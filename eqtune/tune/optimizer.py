@@ -262,6 +262,13 @@ class GPOptimizer(BaseOptimizer):
         self._prior_keys: list[Key] = []  # earlier lanes' observations (eqtune.tune.transfer)
         self._prior_ys: list[float] = []
         self._prior: dict[str, Any] | None = None
+        self.margin_vars: list[float | None] = []  # known variance of each observation (tune.recommend)
+
+    def tell(self, point: Mapping[str, float], margin: float, variance: float | None = None) -> None:
+        """``BaseOptimizer.tell`` plus the observation's known noise variance (margin units squared,
+        e.g. from its error count: ``eqtune.tune.recommend.margin_variance``); None = unknown."""
+        super().tell(point, margin)
+        self.margin_vars.append(None if variance is None else float(variance))
 
     def _config(self) -> dict[str, Any]:
         return {"n_initial": self.n_initial, "acq": self.acq, "xi": self.xi, "kappa": self.kappa,
@@ -298,6 +305,8 @@ class GPOptimizer(BaseOptimizer):
     def state(self) -> dict[str, Any]:
         st = super().state()
         st["gp"] = dict(self._theta)
+        if any(v is not None for v in self.margin_vars):
+            st["margin_vars"] = list(self.margin_vars)
         if self._prior_keys:
             st["prior"] = {"points": [self.ispace.codes(k) for k in self._prior_keys],
                            "margins": [float(y) for y in self._prior_ys]}
@@ -307,6 +316,8 @@ class GPOptimizer(BaseOptimizer):
         super()._restore(state)
         gp = state.get("gp") or {}
         self._theta = {"n": gp.get("n"), "theta": gp.get("theta"), "start": gp.get("start")}
+        mv = state.get("margin_vars")
+        self.margin_vars = [None if v is None else float(v) for v in mv] if mv else [None] * len(self.ys)
         pr = state.get("prior")
         if pr:
             self.set_prior(list(zip(pr["points"], pr["margins"])))
@@ -443,7 +454,7 @@ class GPOptimizer(BaseOptimizer):
         gp = GaussianProcessRegressor(
             kernel=kernel, normalize_y=False, n_restarts_optimizer=restarts,
             optimizer=_lbfgs(30 if start_used is not None else 200, prior),
-            noise="gaussian" if self.noise else None, alpha=1e-8,
+            noise="gaussian" if self.noise else None, alpha=self._alpha(y, sd),
             random_state=int(rng_for(self.seed, n, 3).integers(0, 2**31 - 1)),
         )
         with warnings.catch_warnings(), _one_thread():
@@ -455,6 +466,17 @@ class GPOptimizer(BaseOptimizer):
         self._theta = {"n": n, "theta": [float(v) for v in theta], "start": start_used}
         self._model = gp
         return gp
+
+    def _alpha(self, y: np.ndarray, sd: float) -> Any:
+        """The GP's per-observation noise: the known variances in its standardized, warped units
+        (``eqtune.tune.recommend.standardized_variances``; unknown ones at 0) + 1e-8 jitter."""
+        from eqtune.tune.recommend import standardized_variances
+
+        if not any(v is not None for v in self.margin_vars) or len(self.margin_vars) != len(y):
+            return 1e-8
+        v = standardized_variances([0.0 if x is None else x for x in self.margin_vars],
+                                   np.asarray(self.ys, dtype=float), self._warp, sd)
+        return 1e-8 if v is None else v + 1e-8
 
     def _warp_fit(self, y: np.ndarray) -> np.ndarray:
         """Output warping: margins below the median are compressed logarithmically (closed eyes reach
@@ -522,10 +544,15 @@ class GPOptimizer(BaseOptimizer):
         return [keys[int(i)] for i in order]
 
     def recommend(self) -> EqPoint | None:
-        """The evaluated point with the best posterior mean (noise-aware), None before any data."""
+        """The evaluated point with the best posterior mean (noise-aware), None before any data. With
+        known per-observation variances: the best lower confidence bound of the posterior with that
+        noise (``eqtune.tune.recommend.recommend_key``)."""
         if not self.ys:
             return None
-        return self.ispace.point(self.ranked()[0])
+        from eqtune.tune.recommend import recommend_key
+
+        key = recommend_key(self)
+        return self.ispace.point(key if key is not None else self.ranked()[0])
 
     # -- asking --------------------------------------------------------------------------------
     def ask_many(self, n: int) -> list[EqPoint]:

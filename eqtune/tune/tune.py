@@ -24,6 +24,7 @@ from eqtune.tune.space import Key
 if TYPE_CHECKING:  # skopt behind it: imported only when the GP runs
     from eqtune.serdes.knobs import KnobSpace
     from eqtune.tune.optimizer import GPOptimizer
+from eqtune.tune.recommend import remeasure_key, tell_measured
 
 #: upper bound of the GP's white-noise variance (standardized margins) for a deterministic source
 DETERMINISTIC_NOISE_MAX = 0.01
@@ -47,7 +48,7 @@ class Evaluation:
     metrics: dict[str, Any]
     cost_s: float
     t_s: float  # time since the start of tune()
-    phase: str  # "baseline" | "warm" | "initial" | "bo" | "remeasure" | "grid" | "random"
+    phase: str  # "baseline" | "warm" | "initial" | "bo" | "confirm" | "remeasure" | "grid" | "random"
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "codes": dict(self.codes), "margin": finite_or_none(self.margin),
@@ -272,7 +273,7 @@ def tune(
         measure_s += time.perf_counter() - t0
         for p, m in zip(points, ms):
             key = isp.key_of(p, option="measured point")
-            opt.tell(p, m.margin)
+            tell_measured(opt, p, m.margin, m.metrics)
             n_eval += 1
             codes = isp.codes(key)
             last_metrics[key] = dict(m.metrics)
@@ -283,7 +284,7 @@ def tune(
             if callback is not None:
                 # the GP's current pick (its model is cached per observation count); baselines: the best
                 rec_codes: dict[str, float | int] | None = isp.codes(best.key)
-                if getattr(opt, "kind", "") == "gp" and phase in ("bo", "remeasure"):
+                if getattr(opt, "kind", "") == "gp" and phase in ("bo", "remeasure", "confirm"):
                     rec = opt.recommend()
                     rec_codes = None if rec is None else isp.codes(isp.key_of(rec))
                 prog = Progress(n_eval, budget, phase, codes, float(m.margin), best.margin,
@@ -325,7 +326,10 @@ def tune(
             else:
                 in_design = bool(getattr(opt, "in_initial_design", lambda: False)())
                 asked: list[EqPoint | None]
-                if opt.kind == "gp" and not in_design:
+                again = None if in_design or opt.kind != "gp" else remeasure_key(opt, n_initial=int(getattr(opt, "n_initial", 0)))
+                if again is not None:  # the top two are within noise: measure the less certain again
+                    asked, phase = [isp.point(again)], "confirm"
+                elif opt.kind == "gp" and not in_design:
                     asked, phase = [opt.ask()], "bo"
                 else:
                     # batches (vectorized simulation) unless a time/target rule must be checked often
@@ -336,7 +340,7 @@ def tune(
                 stop_reason = "exhausted"
                 break
             record(pts, phase)
-            if phase == "bo":
+            if phase in ("bo", "confirm"):
                 rec = opt.recommend()
                 key = None if rec is None else isp.key_of(rec)
                 unchanged = unchanged + 1 if key == last_rec else 0

@@ -1,0 +1,291 @@
+"""Noise-aware recommendation for measured margins: what a bit-error count is worth, which measured
+code to recommend, and when to measure the incumbent again.
+
+A live margin comes from a bit-error count: ``k`` errors in ``N`` bits. Its noise is therefore known
+from the measurement itself, it is not a constant to be fitted:
+
+* Binomial: ``k ~ Bin(N, p)``, ``Var(k / N) = p (1 - p) / N``; Poisson (``N p`` small and ``N`` large,
+  how error counters are modelled, e.g. ``eqtune.emulate.link``): ``Var(k / N) = p / N``
+  (Casella & Berger, *Statistical Inference*, 2nd ed., 2002, Table B.1: means and variances of the
+  binomial and Poisson distributions).
+* Delta method (Casella & Berger 2002, Theorem 5.5.24): a margin ``g(p)`` has
+  ``Var(g(p_hat)) ~= g'(p)^2 Var(p_hat)``. With ``q = Qinv(p)`` (Gaussian tail,
+  ``Q(x) = erfc(x / sqrt 2) / 2``): ``dq/dp = -1 / phi(q)``, ``phi`` the standard normal density.
+  So for the margins of :mod:`eqtune.tune.live`:
+
+  - ``ber`` (``-log10 p``): ``Var = (1 - p) / (N p ln(10)^2)``, i.e. ``1 / (k ln(10)^2)`` (Poisson);
+  - ``q_db`` (``20 log10 q``): ``Var = (20 / (q ln 10))^2 Var(p_hat) / phi(q)^2``;
+  - a margin linear in ``q`` (``(q - c) / a``, e.g. an eye height of a Gaussian-noise-limited link,
+    ``benchmarks/bench_tune_noisy.py``): ``Var = Var(p_hat) / (a phi(q))^2``.
+
+  A zero count is evaluated at the counting floor ``2.996 / N`` (the 95 % bound the margin itself
+  uses, ``eqtune.tune.live.ber_floor``).
+
+Why it matters (issue 20, IEEE tracy 10 in, where only 0.9 % of the codes open an eye): the GP fitted
+ONE white-noise level to every observation. Closed eyes, the landscape's roughness and the counting
+noise all went into it, so its posterior mean smoothed the top codes towards their neighbours, and
+with more data the best posterior mean moved from the optimum to the runner-up 0.144 dB below it
+(whose neighbours are better). Here the recommendation uses the known per-observation variances
+instead: the posterior at the measured codes with the fitted kernel and the noise each observation
+actually had (Rasmussen & Williams, *Gaussian Processes for Machine Learning*, MIT Press 2006,
+eqs. 2.22-2.24 with a diagonal noise matrix), so a precisely measured code keeps its own value and a
+code seen once with few errors borrows from its neighbours.
+
+The recommendation is the measured code with the best lower confidence bound ``mean - z sd`` of that
+posterior (``RECOMMEND_Z``): between two codes of the same mean, the one measured more often.
+``remeasure_key``: when the recommended code and the runner-up are within ``CLOSE_Z`` posterior
+standard deviations of each other, the less certain of the two is measured again (a repeat is a
+measurement and counts against the budget), at most every other step. Constants chosen on the library
+channels (c2m-4in, c2m-10in host_rx) only; see docs/tuning.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eqtune.errors import TuneError
+
+#: 95 % upper bound of a zero-error Poisson count (Garwood), as ``eqtune.tune.live.K0_95``
+K0_95 = -math.log(0.05)
+#: recommendation: the measured code with the best ``mean - RECOMMEND_Z * sd`` (posterior, margin units)
+RECOMMEND_Z = 1.0
+#: re-measure when the top two codes are closer than ``CLOSE_Z`` combined posterior sds
+CLOSE_Z = 1.0
+#: at most this share of the measurements after the initial design are repeats
+MAX_REPEAT_SHARE = 0.5
+#: key of a measurement's metrics that carries the variance of its margin (margin units squared)
+VARIANCE_KEY = "margin_var"
+COUNT_MODELS = ("binomial", "poisson")
+
+Key = tuple[int, ...]
+
+
+def _phi(q: float) -> float:
+    """Standard normal density."""
+    return math.exp(-0.5 * q * q) / math.sqrt(2.0 * math.pi)
+
+
+def _qinv(p: float) -> float:
+    """``Qinv(p) = sqrt(2) erfcinv(2 p)`` (Gaussian tail inverse), ``p`` in (0, 0.5]."""
+    from scipy.special import erfcinv
+
+    return math.sqrt(2.0) * float(erfcinv(2.0 * min(max(p, 1e-300), 0.5)))
+
+
+def counted_ber(errors: int, bits: int) -> float:
+    """The BER a count stands for, floored at the counting limit: ``max(errors, 2.996) / bits``, <= 0.5."""
+    if bits <= 0:
+        raise TuneError("the BER measurement counted no bits: its noise is unknown")
+    return min(0.5, max(float(errors), K0_95) / float(bits))
+
+
+def ber_variance(ber: float, bits: int, model: str = "binomial") -> float:
+    """Variance of an estimated BER ``k / N`` (``N = bits``): ``p (1 - p) / N`` (binomial) or ``p / N``
+    (Poisson). Casella & Berger 2002, Table B.1."""
+    if model not in COUNT_MODELS:
+        raise TuneError(f"unknown count model '{model}': use {' or '.join(COUNT_MODELS)}")
+    if bits <= 0:
+        raise TuneError("the BER measurement counted no bits: its noise is unknown")
+    p = float(ber)
+    return p * (1.0 - p) / bits if model == "binomial" else p / bits
+
+
+def margin_slope(ber: float, metric: str, q_per_unit: float | None = None) -> float:
+    """``d margin / d BER`` at ``ber`` for a margin ``metric``: "ber" (``-log10 BER``), "q_db"
+    (``20 log10 Qinv(BER)``) or "q_linear" (``(Qinv(BER) - c) / a`` with ``a = q_per_unit``)."""
+    p = float(ber)
+    if metric == "ber":
+        return -1.0 / (p * math.log(10.0))
+    q = _qinv(p)
+    dq = -1.0 / max(_phi(q), 1e-300)  # d Qinv / dp
+    if metric == "q_db":
+        return 20.0 / (max(q, 1e-6) * math.log(10.0)) * dq
+    if metric == "q_linear":
+        if not q_per_unit:
+            raise TuneError("a margin linear in Q needs its scale (Q per margin unit)")
+        return dq / float(q_per_unit)
+    raise TuneError(f"metric '{metric}' is not a BER metric: use ber, q_db or q_linear")
+
+
+def margin_variance(errors: int, bits: int, metric: str = "ber", *, q_per_unit: float | None = None,
+                    model: str = "binomial") -> float:
+    """Variance (margin units squared) of the margin computed from ``errors`` in ``bits`` (delta method,
+    see the module notes); a zero count is evaluated at the counting floor."""
+    p = counted_ber(int(errors), int(bits))
+    return margin_slope(p, metric, q_per_unit) ** 2 * ber_variance(p, int(bits), model)
+
+
+def observation_variance(metrics: Mapping[str, Any] | None) -> float | None:
+    """The margin variance a measurement reported (``metrics["margin_var"]``), None when unknown."""
+    if not metrics:
+        return None
+    v = metrics.get(VARIANCE_KEY)
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) and v >= 0.0 else None
+
+
+def standardized_variances(variances: Sequence[float | None], y: np.ndarray, warp: tuple[float, float],
+                           scale: float) -> np.ndarray | None:
+    """Per-observation noise of the GP's target ``t = -(w(y) - mu) / scale`` (``w``: the output warping
+    ``(median, s)``: ``w(y) = med - s log1p((med - y) / s)`` below the median, identity above):
+    ``Var(t) = w'(y)^2 Var(y) / scale^2`` (delta method). None when any variance is unknown."""
+    if not variances or any(v is None for v in variances):
+        return None
+    v = np.asarray(variances, dtype=float)
+    y = np.asarray(y, dtype=float)
+    med, s = warp
+    dw = np.ones_like(y)
+    if s > 0.0:
+        below = y < med
+        dw[below] = 1.0 / (1.0 + (med - y[below]) / s)
+    out: np.ndarray = dw ** 2 * v / float(scale) ** 2
+    return out
+
+
+def denoised_posterior(K: np.ndarray, t: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and sd of the noise-free function at the training inputs, given the noise-free
+    kernel matrix ``K`` (n, n), targets ``t`` (zero prior mean) and per-observation noise variances
+    ``noise`` (n): mean = K (K + D)^-1 t, cov = K - K (K + D)^-1 K with D = diag(noise)
+    (Rasmussen & Williams 2006, eqs. 2.22-2.24)."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    K = np.asarray(K, dtype=float)
+    n = len(K)
+    D = np.asarray(noise, dtype=float) + 1e-10 * max(float(np.mean(np.diag(K))), 1e-12)
+    c = cho_factor(K + np.diag(D), lower=True)
+    mean = K @ cho_solve(c, np.asarray(t, dtype=float))
+    var = np.diag(K) - np.einsum("ij,ji->i", K, cho_solve(c, K))
+    return mean, np.sqrt(np.maximum(var, 0.0)) if n else var
+
+
+def nugget(gp: Any, unknown: np.ndarray) -> float:
+    """The fitted white-noise variance (standardized) read as the codes' own deviation from the smooth
+    kernel, when every observation's noise is known (then the fit's white noise is what is left over:
+    the landscape's roughness); 0 when some noise is unknown (then it is at least partly noise)."""
+    if bool(np.any(unknown)):
+        return 0.0
+    return float(getattr(gp, "noise_", None) or 0.0)
+
+
+@dataclass
+class Contest:
+    """The measured codes ranked by the noise-aware posterior (margin units).
+
+    ``keys``: distinct measured codes; ``mean`` / ``sd``: posterior of the noise-free margin there;
+    ``count``: measurements of each; ``order``: indices, best lower confidence bound first."""
+
+    keys: list[Key]
+    mean: np.ndarray
+    sd: np.ndarray
+    count: np.ndarray
+    order: np.ndarray
+
+    @property
+    def best(self) -> int:
+        return int(self.order[0])
+
+    @property
+    def runner_up(self) -> int | None:
+        return int(self.order[1]) if len(self.order) > 1 else None
+
+    def close(self, z: float = CLOSE_Z) -> bool:
+        """Whether the top two are within ``z`` combined posterior sds of each other."""
+        r = self.runner_up
+        if r is None:
+            return False
+        b = self.best
+        gap = float(self.mean[b] - self.mean[r])
+        return abs(gap) < z * math.hypot(float(self.sd[b]), float(self.sd[r]))
+
+
+def contest(opt: Any, z: float | None = None) -> Contest | None:
+    """The noise-aware ranking of ``opt``'s measured codes (a fitted ``GPOptimizer`` whose observations
+    all carry a known variance), None otherwise (the caller then keeps its own ranking)."""
+    variances = getattr(opt, "margin_vars", None)
+    if not variances or len(variances) != len(opt.ys) or getattr(opt, "has_prior", False):
+        return None
+    if all(v is None for v in variances):
+        return None
+    gp = opt._fit()
+    if gp is None or not hasattr(gp, "kernel_"):
+        return None
+    from eqtune.tune.base import keys_array
+
+    ys = np.asarray(opt.ys, dtype=float)
+    mu, scale = opt._ystats
+    noise = standardized_variances([0.0 if v is None else v for v in variances], ys, opt._warp, scale)
+    if noise is None:
+        return None
+    unknown = np.array([v is None for v in variances])
+    noise[unknown] = float(getattr(gp, "noise_", None) or 0.0)  # e.g. warm observations: the fitted noise
+    keys_all = keys_array(opt.keys, opt.ispace.d)
+    X = opt._inputs(keys_all)
+    # skopt zeroed the fitted white noise in kernel_: K is the smooth part. What the fit put in the white
+    # noise on top of the known variances is each code's own deviation from the smooth model (it repeats
+    # when the code is measured again): signal, fully correlated between measurements of one code.
+    same = np.all(keys_all[:, None, :] == keys_all[None, :, :], axis=2)
+    K = gp.kernel_(X) + nugget(gp, unknown) * same
+    t = -(opt._warp_apply(ys) - mu) / scale
+    t_mean, t_sd = denoised_posterior(K, t, noise)
+    y, dy = opt._warp_inverse(mu - scale * t_mean)
+    sd = dy * scale * t_sd
+    first: dict[Key, int] = {}
+    for i, k in enumerate(opt.keys):
+        first.setdefault(k, i)
+    idx = np.array(list(first.values()))
+    keys = list(first)
+    counts = np.array([opt.keys.count(k) for k in keys])
+    mean, sdv = y[idx], sd[idx]
+    z = RECOMMEND_Z if z is None else float(z)
+    order = np.argsort(-(mean - z * sdv), kind="stable")
+    return Contest(keys, mean, sdv, counts, order)
+
+
+def tell_measured(opt: Any, point: Mapping[str, float], margin: float, metrics: Mapping[str, Any] | None) -> None:
+    """Tell ``opt`` a measurement, with its known variance when the optimizer takes one (the GP)."""
+    var = observation_variance(metrics)
+    if var is not None and getattr(opt, "kind", "") == "gp":
+        opt.tell(point, margin, var)
+    else:
+        opt.tell(point, margin)
+
+
+def recommend_key(opt: Any, z: float | None = None) -> Key | None:
+    """The measured code with the best lower confidence bound of the noise-aware posterior, None when
+    the observations carry no known variance (see ``contest``)."""
+    c = contest(opt, z)
+    return None if c is None else c.keys[c.best]
+
+
+def remeasure_key(opt: Any, *, z_close: float | None = None, max_share: float | None = None,
+                  n_initial: int = 0) -> Key | None:
+    """The code to measure again next, or None to search on.
+
+    When the recommendation and the runner-up are within ``z_close`` combined posterior sds, the less
+    certain of the two (larger posterior sd) is measured again - but never two repeats in a row and at
+    most ``max_share`` of the measurements after the first ``n_initial`` are repeats (defaults: the
+    module's ``CLOSE_Z`` and ``MAX_REPEAT_SHARE``; ``z_close`` 0 = never)."""
+    z_close = CLOSE_Z if z_close is None else float(z_close)
+    max_share = MAX_REPEAT_SHARE if max_share is None else float(max_share)
+    if z_close <= 0.0 or max_share <= 0.0:
+        return None
+    c = contest(opt)
+    if c is None or not c.close(z_close):
+        return None
+    keys = list(opt.keys)
+    if len(keys) >= 2 and keys[-1] in keys[:-1]:
+        return None  # the last measurement was a repeat: search on
+    after = keys[n_initial:]
+    repeats = sum(1 for i, k in enumerate(after, n_initial) if k in keys[:i])
+    if after and repeats + 1 > max_share * (len(after) + 1):
+        return None
+    b, r = c.best, c.runner_up
+    assert r is not None
+    return c.keys[b] if c.sd[b] >= c.sd[r] else c.keys[r]
