@@ -188,7 +188,7 @@ def tx_adaptive_lanes(module: Any, lanes: Sequence[int]) -> list[int]:
 
 def point_codes(point: Mapping[str, float]) -> dict[str, int]:
     """Integer module codes of an ``EqPoint`` (only module knobs)."""
-    out = {}
+    out: dict[str, int] = {}
     for k, v in point.items():
         if k in MODULE_KNOBS:
             iv = int(round(float(v)))
