@@ -55,6 +55,7 @@ from eqtune.session.live_core import (
 from eqtune.session.live_phases import TunerPhases
 from eqtune.session.live_restore import TunerRestore
 from eqtune.session.live_search import _set_prior_from_earlier_groups
+from eqtune.session.prior import AUTO, load_prior_view
 from eqtune.session.records import check_records
 from eqtune.session.view import LaneResult, LiveResult, SessionView, load_session
 from eqtune.tune.base import new_seed
@@ -86,6 +87,8 @@ class LiveTuner(TunerPhases, TunerRestore):
         config.check()
         if config.seed is None:
             config.seed = new_seed()
+        if config.prior_session and config.prior_session != AUTO:
+            load_prior_view(config.prior_session, sessions_dir)  # it exists and reads, before a journal is made
         meta = {**config.metadata, **dict(metadata or {})}
         config.metadata = meta
         label = meta.get("link") or meta.get("site") or ""

@@ -97,20 +97,27 @@ def space_mismatch(view: SessionView, knobs: Sequence[str], allowed: Mapping[str
     plan = view.plan() or {}
     theirs = [str(k) for k in plan.get("knobs") or ()]
     if sorted(theirs) != sorted(knobs):
-        return (f"it tuned {','.join(theirs) or 'nothing'} but this session tunes {','.join(knobs)}: "
-                "a prior needs the same knobs (give the same --knobs)")
+        return f"it tuned {','.join(theirs) or 'nothing'}, this session tunes {','.join(knobs)}"
     their_codes = _allowed(view, knobs)
     for k in knobs:
         mine = tuple(int(v) for v in allowed.get(k, ()))
         if their_codes.get(k) and their_codes[k] != mine:
-            return (f"its module allows {k} {min(their_codes[k])}..{max(their_codes[k])} but this one "
-                    f"{min(mine)}..{max(mine)}: a different knob space")
+            return (f"its module allows {k} {min(their_codes[k])}..{max(their_codes[k])}, this one "
+                    f"{min(mine)}..{max(mine)}" if mine else f"its module allows {k}, this one does not")
     their_metric = str(plan.get("metric") or view.config.metric)
     if their_metric != metric:
-        return f"it measured {their_metric} and this session measures {metric}: margins on another scale"
+        return f"it measured {their_metric}, this session measures {metric} (margins on another scale)"
     if not view.measurements():
         return "it has no measurements"
     return ""
+
+
+def load_prior_view(spec: str, sessions_dir: str | os.PathLike[str] | None) -> SessionView:
+    """The journal of session ``spec``, errors prefixed with the option that named it."""
+    try:
+        return load_session(spec, sessions_dir)
+    except SessionError as exc:
+        raise SessionError(f"--prior-session {spec}: {exc}") from None
 
 
 def prior_from_view(view: SessionView, session_id: str, knobs: Sequence[str], how: str) -> PriorSession:
@@ -136,10 +143,11 @@ def resolve_prior(spec: str, *, sessions_dir: str | os.PathLike[str] | None, cur
     if spec != AUTO:
         if spec == current:
             raise SessionError(f"--prior-session {spec}: that is this session; name an earlier one")
-        view = load_session(spec, sessions_dir)
+        view = load_prior_view(spec, sessions_dir)
         why = space_mismatch(view, knobs, allowed, metric)
         if why:
-            raise SessionError(f"--prior-session {spec}: {why}; drop --prior-session or pick another session")
+            raise SessionError(f"--prior-session {spec}: {why}; a prior needs the same knobs, codes and metric: "
+                               "pick another session or drop --prior-session")
         return prior_from_view(view, spec, knobs, "given")
     want = (str(identity.get("vendor", "")), str(identity.get("pn", "")))
     best: tuple[float, str, SessionView] | None = None
