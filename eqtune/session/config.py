@@ -27,7 +27,9 @@ RECORD_TYPES: dict[str, str] = {
     "original": "codes per lane read before the first write (the restore point) and the lanes whose Tx "
                 "input adaptive EQ was on (tx_adaptive)",
     "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell, "
-            "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same)",
+            "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same), "
+            "prior (with --prior-session): the earlier session used {session (null: auto found none), how, "
+            "knobs, codes, margins, identity, reason}, the first lane group's prior mean",
     "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane, and "
              "tx_adaptive: the lanes whose Tx input adaptive EQ is switched back on after the codes (the "
              "restore point of lanes that ran it); during tuning only for the first evaluation of a run, later "
