@@ -144,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=20, help="measurements per lane (the same cap for every lane)")
     ap.add_argument("--module-sd", type=float, default=1.0)
     ap.add_argument("--channels", default=",".join(CHANNELS))
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--keep", type=Path, default=None, help="keep the session journals under this folder")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     from eqtune.channel import load_channel
@@ -154,11 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         base = load_channel(CHANNELS[cname])
         res: dict[str, Any] = {"m1_lane1": [], "m1_lanes_2_8": [], "m2_cold": [], "m2_prior": [],
                                "m2_cold_lane1": [], "m2_prior_lane1": [], "runs": []}
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             rng = np.random.default_rng(1000 + seed)
             off1, off2 = (float(x) for x in rng.normal(0.0, args.module_sd, 2))
             with tempfile.TemporaryDirectory() as tmp:
-                sessions = Path(tmp)
+                sessions = Path(tmp) if args.keep is None else args.keep / f"{cname}-seed{seed}"
+                sessions.mkdir(parents=True, exist_ok=True)
                 l1 = module_link(base, off1, seed=100 + seed)
                 best1 = truth(l1)
                 v1 = run_session(sessions, "m1", l1, seed=seed, budget=args.budget, prior=None)
