@@ -111,6 +111,9 @@ def _load_json(path: str, option: str) -> Any:
               help="[live] BER target; sets the dwell when --dwell is not given (--ber-target: the same).")
 @click.option("--settle", type=FiniteFloat(min=0.0), default=None, metavar="S",
               help="[live] Wait after writing codes before measuring (s; default 0).")
+@click.option("--prior-session", default=None, metavar="ID|auto",
+              help="[live] Start from an earlier session's measurements (the next module of a platform): its id, "
+                   "or 'auto' for the last completed session on the same module part and CHANNEL.")
 def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,
          corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,
          optimizer: str | None, optimizer_option: tuple[str, ...], start: str | None, warm: str | None,
@@ -119,7 +122,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
          instrument: str | None, module_ber: bool, dwell: float | None, session: str | None,
          sessions: str | None, site: str | None, customer: str | None, link: str | None,
          operator: str | None, verify_dwell: float | None, metric: str | None, target_ber: float | None,
-         settle: float | None) -> None:
+         settle: float | None, prior_session: str | None) -> None:
     """Tune the equalization codes of CHANNEL for the largest eye margin.
 
     \b
@@ -146,14 +149,15 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             verify_dwell=verify_dwell, settle=settle, budget=budget, seed=seed, knobs=knobs, metric=metric,
             target_ber=target_ber, channel=channel, optimizer=optimizer, optimizer_options=_split(optimizer_option),
             target=target_margin, time_budget=time_budget, patience=patience, remeasure=remeasure, warm=warm,
-            site=site, customer=customer, link=link, operator=operator)
+            site=site, customer=customer, link=link, operator=operator, prior_session=prior_session)
         run_live(cfg, sessions=sessions, session=session, as_json=as_json, save_profile=save_profile)
         return
     live_given = [o for o, v in (("--module", module), ("--lane", lane), ("--instrument", instrument),
                                  ("--module-ber", module_ber), ("--dwell", dwell), ("--session", session),
                                  ("--sessions", sessions), ("--site", site), ("--customer", customer),
                                  ("--link", link), ("--operator", operator), ("--verify-dwell", verify_dwell),
-                                 ("--metric", metric), ("--target-ber", target_ber), ("--settle", settle))
+                                 ("--metric", metric), ("--target-ber", target_ber), ("--settle", settle),
+                                 ("--prior-session", prior_session))
                   if v]
     if live_given:
         raise TuneError(f"{', '.join(live_given)} only apply with --live")

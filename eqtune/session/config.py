@@ -13,6 +13,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from eqtune.errors import EqtuneError, InputError
+from eqtune.session.journal import validate_session_id
+from eqtune.textsafe import printable
+from eqtune.validate import finite, integer
+
 RECORD_TYPES: dict[str, str] = {
     "session": "first record: id, created, eqtune version, metadata (site, customer, link, operator, ...), "
                "config (LiveConfig with the resolved seed)",
@@ -22,7 +27,9 @@ RECORD_TYPES: dict[str, str] = {
     "original": "codes per lane read before the first write (the restore point) and the lanes whose Tx "
                 "input adaptive EQ was on (tx_adaptive)",
     "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell, "
-            "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same)",
+            "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same), "
+            "prior (with --prior-session): the earlier session used {session (null: auto found none), how, "
+            "knobs, codes, margins, identity, reason}, the first lane group's prior mean",
     "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane, and "
              "tx_adaptive: the lanes whose Tx input adaptive EQ is switched back on after the codes (the "
              "restore point of lanes that ran it); during tuning only for the first evaluation of a run, later "
@@ -82,6 +89,9 @@ class LiveConfig:
     # {lane: codes} / {"*": codes} (e.g. a profile's lanes, a simulated tune's result)
     warm: str | dict[str, dict[str, int]] | None = None
     parallel: bool | None = None  # None: lanes together when the source reads them in parallel
+    # an earlier session's measurements as the first lane group's prior (eqtune.session.prior): its id,
+    # or "auto" (the last completed session on the same module part and host profile); None: no prior
+    prior_session: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
 
     @property
@@ -89,7 +99,10 @@ class LiveConfig:
         return float(self.verify_dwell_s) if self.verify_dwell_s else 10.0 * float(self.dwell_s)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d.get("prior_session") is None:  # not given: the header stays as sessions before it wrote it
+            d.pop("prior_session", None)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> LiveConfig:
@@ -97,9 +110,6 @@ class LiveConfig:
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def check(self) -> None:
-        from eqtune.errors import InputError
-        from eqtune.validate import finite, integer
-
         # types and finiteness first: a journal edited by hand or a caller's NaN must not pass a
         # `> 0` test (NaN compares false) nor reach a loop bound
         if not isinstance(self.module, str) or not self.module:
@@ -135,6 +145,14 @@ class LiveConfig:
             raise InputError(f"--patience must be >= 1 evaluation (got {self.patience})")
         if isinstance(self.warm, str) and self.warm != "model":
             raise InputError(f"--warm {self.warm!r}: use 'model' or a profile / tune --json file")
+        if self.prior_session is not None:
+            if not isinstance(self.prior_session, str) or not self.prior_session:
+                raise InputError(f"--prior-session {self.prior_session!r}: give a session id or 'auto'")
+            if self.prior_session != "auto":
+                try:
+                    validate_session_id(self.prior_session)
+                except EqtuneError as exc:
+                    raise InputError(f"--prior-session: {exc}") from None
         if self.warm == "model" and not self.channel:
             raise InputError("--warm model needs the library channel the link corresponds to (the CHANNEL "
                              "argument, e.g. c2m-10in)")
@@ -159,8 +177,6 @@ class LiveEvent:
 
     def text(self) -> str:
         """One line for a terminal (device text such as vendor or SN with control characters escaped)."""
-        from eqtune.textsafe import printable
-
         return printable(self._text())
 
     def _text(self) -> str:

@@ -58,6 +58,7 @@ class LinkForm:
     seed: int | None = None
     warm_from_model: bool = True  # with a channel: measure the channel model's optimum first
     patience: int | None = 6  # stop once the recommended codes held this many evaluations (bench_live_stops)
+    prior_session: str | None = None  # an earlier session id or "auto" (eqtune.session.prior); None: no prior
 
     def check(self) -> None:
         if not 0 < self.target_ber < 0.5:
@@ -225,7 +226,7 @@ class SessionController:
                          dwell_s=link.dwell_s, budget=link.budget, seed=link.seed, knobs=list(link.knobs) or None,
                          metric=link.metric, target_ber=link.target_ber, channel=link.channel,
                          warm="model" if (link.warm_from_model and link.channel) else None,
-                         patience=link.patience, metadata=self.form.metadata())
+                         patience=link.patience, prior_session=link.prior_session, metadata=self.form.metadata())
         self.tuner = LiveTuner.create(cfg, sessions_dir=self.sessions_dir, on_event=self.on_event,
                                       module=self.module, **self._opener_kw(instrument_only=True))
         self.session_id = self.tuner.session_id

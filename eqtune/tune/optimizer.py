@@ -83,7 +83,7 @@ See the scikit-optimize documentation (https://scikit-optimize.github.io/stable/
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -324,7 +324,7 @@ class GPOptimizer(BaseOptimizer):
         self._model, self._model_n = None, -1
 
     # -- transfer (eqtune.tune.transfer) -------------------------------------------------------
-    def set_prior(self, observations: list[tuple[Mapping[str, float], float]], *, keep_start: bool = True) -> None:
+    def set_prior(self, observations: Sequence[tuple[Mapping[str, float], float]], *, keep_start: bool = True) -> None:
         """Earlier lanes' / modules' observations ``[(codes, margin), ...]`` as the prior mean of this
         run's GP (see eqtune.tune.transfer): no space-filling design; the first point is the start
         (``keep_start`` and a start given), else the earlier lanes' best."""

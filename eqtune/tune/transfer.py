@@ -7,8 +7,10 @@ code or two, if at all). So lane k starts from what lanes 1..k-1 measured:
 * the prior mean m(x) is the posterior mean of a GP fitted to every earlier observation (all lanes
   pooled; lane-to-lane differences end up in its fitted noise);
 * the new lane's GP models only the residual r = y - m(x), with the earlier fit's length scales (the
-  landscape's shape is shared, only the offset is new) and a smaller amplitude (``prior_amp`` times the
-  earlier margins' spread), hyperparameters held: a few points cannot re-learn 16-36 length scales;
+  landscape's shape is shared, only the offset is new) capped at ``RESID_LS_MAX`` (so the residual can
+  still move the optimum by a code along an axis the pooled fit found flat), a smaller amplitude
+  (``prior_amp`` times the earlier margins' spread) and its own small noise ``RESID_NOISE``,
+  hyperparameters held: a few points cannot re-learn 16-36 length scales;
 * the first code measured is the earlier lanes' best (the prior mean's argmax over their codes), and
   there is no space-filling initial design.
 
@@ -32,6 +34,16 @@ if TYPE_CHECKING:
 
 #: the residual GP's amplitude, as a fraction of the earlier margins' spread (sd of their upper half)
 PRIOR_AMP = 0.25
+#: upper bound of the residual GP's length scales (input units: a knob's whole range is 1). The pooled
+#: prior fit often finds an axis flat (length scale ~20: lane-to-lane differences along it end up in its
+#: noise), and a residual with that shape cannot follow the one or two codes by which this lane's optimum
+#: differs (seen in benchmarks/bench_live_fleet.py on c2m-10in, a library channel: lanes stuck on the
+#: earlier lanes' best rx_post 0.2-0.5 dB below their own optimum for 20 measurements)
+RESID_LS_MAX: float | None = 0.5
+#: white-noise variance of the residual GP (units of the earlier margins' spread, squared): the lane's own
+#: measurement noise, not the pooled fit's noise (which holds the lane-to-lane differences and kept the
+#: posterior on the prior mean). 3e-3 = a noise sd of 5.5 % of the spread; chosen on c2m-10in (library)
+RESID_NOISE: float | None = 3e-3
 
 
 class PriorModel:
@@ -136,8 +148,11 @@ def residual_model(opt: GPOptimizer, prior: Mapping[str, Any], X: np.ndarray, ke
         with np.errstate(divide="ignore"):  # log(0) of the white noise skopt zeroed after the fit
             theta = np.array(k.theta, dtype=float)
         theta[0] = np.log(max(amp, 1e-3) ** 2)  # the constant (amplitude) of ConstantKernel * Matern
+        if RESID_LS_MAX is not None:  # see RESID_LS_MAX
+            theta[1:1 + X.shape[1]] = np.minimum(theta[1:1 + X.shape[1]], np.log(RESID_LS_MAX))
         if len(theta) > 1 + X.shape[1]:  # a WhiteKernel: the prior's fitted noise (zeroed in kernel_)
-            theta[-1] = np.log(max(float(getattr(pg, "noise_", None) or 1e-6), 1e-6))
+            noise = float(getattr(pg, "noise_", None) or 1e-6) if RESID_NOISE is None else RESID_NOISE
+            theta[-1] = np.log(max(noise, 1e-6))
         kernel = k.clone_with_theta(theta)
     else:
         kernel = ConstantKernel(amp ** 2, "fixed") * Matern(np.full(X.shape[1], 0.5), "fixed", nu=2.5) \

@@ -19,6 +19,7 @@ LINK_FIELDS = (
     ("budget", "Budget", "30", "evaluations per lane"),
     ("patience", "Patience", "6", "stop once the pick holds N evaluations; 0 = whole budget"),
     ("dwell", "Dwell (s)", "1.0", "seconds of PRBS count per evaluation"),
+    ("prior", "Prior session", "", "earlier session id, auto (same module part + channel), or empty"),
 )
 
 
@@ -71,7 +72,8 @@ class LinkPane(StepPane):
                         target_ber=number("ber", float, "target BER"), metric=self.value("link-metric"),
                         knobs=[k for k in self.value("link-knobs").replace(" ", "").split(",") if k and k != "auto"],
                         budget=int(number("budget", int, "budget")), dwell_s=number("dwell", float, "dwell"),
-                        patience=int(number("patience", int, "patience")) or None)
+                        patience=int(number("patience", int, "patience")) or None,
+                        prior_session=self.value("link-prior") or None)
 
     def action_confirm(self) -> None:
         try:
@@ -87,6 +89,8 @@ class LinkPane(StepPane):
                 first = next(iter(self.ctl.tuner.warm_codes.values()), {})
                 lines.append("first evaluation: the model optimum "
                              + (" ".join(f"{k}={v}" for k, v in first.items()) or "(no model knobs)"))
+            if self.ctl.tuner.prior is not None:
+                lines.append(self.ctl.tuner.prior.describe())
             if cfg.patience:
                 lines.append(f"stops early once the pick holds {cfg.patience} evaluations")
             self.query_one("#link-info", Static).update("\n".join(lines))
@@ -100,5 +104,6 @@ class LinkPane(StepPane):
         c = self.ctl.link
         for key, value in (("channel", c.channel or ""), ("ber", f"{c.target_ber:g}"), ("metric", c.metric),
                            ("knobs", ",".join(c.knobs) or "auto"), ("budget", str(c.budget)),
-                           ("patience", str(c.patience or 0)), ("dwell", f"{c.dwell_s:g}")):
+                           ("patience", str(c.patience or 0)), ("dwell", f"{c.dwell_s:g}"),
+                           ("prior", c.prior_session or "")):
             self.query_one(f"#link-{key}", Input).value = value
