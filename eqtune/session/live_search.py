@@ -19,8 +19,9 @@ from eqtune.session.config import LiveConfig
 from eqtune.session.live_connect import TunerConnect
 from eqtune.session.view import SessionView, _lane_map
 from eqtune.tune.base import BaseOptimizer, make_optimizer, optimizer_from_state
-from eqtune.tune.live import LiveReading, LiveSource
+from eqtune.tune.live import LiveReading, LiveSource, counts_variance
 from eqtune.tune.optimizer import GPOptimizer
+from eqtune.tune.recommend import remeasure_key
 
 
 class TunerSearch(TunerConnect):
@@ -42,7 +43,8 @@ class TunerSearch(TunerConnect):
         for m in self.view.measurements(gi):
             for ln, r in _lane_map(m["lanes"]).items():
                 if ln in opts:
-                    opts[ln].tell(_point(src, r["codes"]), float(r["margin"]))
+                    _tell(opts[ln], _point(src, r["codes"]), float(r["margin"]),
+                          counts_variance(r.get("counts"), cfg.metric))
             last_extra.update(_lane_map(m.get("optimizer") or {}))
         # The observations come from the journal (replayed above). What an optimizer carries besides
         # them (the GP's hyperparameter warm start, journaled as plain JSON with every measurement) is
@@ -91,8 +93,11 @@ class TunerSearch(TunerConnect):
                         ranked = opts[ln].ranked()
                         i = n_next - main_budget
                         p = opts[ln].ispace.point(ranked[i]) if i < len(ranked) else None
-                    else:
-                        p = opts[ln].ask()
+                    else:  # the top two within their counting noise: measure the less certain again
+                        opt = opts[ln]
+                        again = (remeasure_key(opt, n_initial=opt.n_initial)
+                                 if isinstance(opt, GPOptimizer) and not opt.in_initial_design() else None)
+                        p = opt.ask() if again is None else opt.ispace.point(again)
                     points[ln] = p if p is not None else opts[ln].recommend()
                 return src.validate({ln: src.codes_for(ln, points[ln]) for ln in g})
 
@@ -108,7 +113,8 @@ class TunerSearch(TunerConnect):
                     src.apply(codes)
                 readings = src.read(codes=codes, stop=self._abort_check)
                 for ln in g:  # in memory only; the record below makes it durable
-                    opts[ln].tell(_point(src, readings[ln].codes), readings[ln].margin)
+                    _tell(opts[ln], _point(src, readings[ln].codes), readings[ln].margin,
+                          readings[ln].variance(cfg.metric))
                 # Propose the next codes now, so one fsync'd record carries both this result and the
                 # intent of the next write (the rule "journal before the hardware write" holds with
                 # one fsync per evaluation instead of two).
@@ -195,7 +201,8 @@ class TunerSearch(TunerConnect):
         return rec
 
 
-_OBSERVATION_KEYS = ("points", "margins", "pending", "knobs", "start", "kind", "version", "seed", "prior")
+_OBSERVATION_KEYS = ("points", "margins", "margin_vars", "pending", "knobs", "start", "kind", "version", "seed",
+                     "prior")
 
 
 def _set_prior_from_earlier_groups(opts: Mapping[int, BaseOptimizer], view: SessionView, gi: int,
@@ -226,6 +233,15 @@ def _budget_option(cfg: LiveConfig) -> dict[str, int]:
     if cfg.optimizer != "gp" or "budget" in (cfg.optimizer_options or {}):
         return {}
     return {"budget": int(cfg.budget) - int(cfg.remeasure_top_k)}
+
+
+def _tell(opt: BaseOptimizer, point: Mapping[str, float], margin: float, variance: float | None) -> None:
+    """An observation with its variance from its own error count (``counts_variance``) for the GP, whose
+    recommendation then weighs each code by how well it was measured (``eqtune.tune.recommend``)."""
+    if isinstance(opt, GPOptimizer):
+        opt.tell(point, margin, variance)
+    else:
+        opt.tell(point, margin)
 
 
 def _optimizer_extra(opt: BaseOptimizer) -> dict[str, Any]:
