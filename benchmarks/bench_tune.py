@@ -94,6 +94,14 @@ PROBLEMS += [("c2m-10in serdes 6 knobs", "c2m-10in", "serdes", _SIX)]
 if _IEEE is not None:
     PROBLEMS += [("ieee gore-c2c-12dB serdes 6 knobs",
                   str(_IEEE / "gore_3ck_02_0519_C2C_12dB/C2C_PCB_SYSVIA_12dB_thru.s4p"), "serdes", _SIX)]
+# more held-out 6-knob problems (session 7): the IEEE tracy channels, serdes direction (TX FFE + CTLE)
+_SIX_HELD_OUT = [
+    ("ieee tracy-4in serdes 6 knobs", "tracy_3ck_02_0119_DPO_4in/DPO_4in_Meg7_THRU.s4p"),
+    ("ieee tracy-10in serdes 6 knobs", "tracy_3ck_02_0119_DPO_10in/DPO_10in_Meg7_THRU.s4p"),
+    ("ieee tracy-12in serdes 6 knobs", "tracy_3ck_02_0119_DPO_12in/DPO_12in_Meg7_THRU.s4p"),
+]
+if _IEEE is not None:
+    PROBLEMS += [(n, str(_IEEE / rel), "serdes", _SIX) for n, rel in _SIX_HELD_OUT]
 
 
 def _digest_update(h, obj) -> None:
