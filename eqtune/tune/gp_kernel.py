@@ -148,3 +148,28 @@ def _lbfgs(maxiter: int, prior: Prior | None = None, fast: Objective | None = No
         return np.asarray(res.x, dtype=float), float(res.fun)
 
     return run
+
+
+def fast_gpr(**params: Any) -> Any:
+    """A ``skopt.learning.GaussianProcessRegressor`` whose ``predict`` computes the posterior variance
+    diag(K** - K* K^-1 K*') as a row sum of (K* K^-1) o K* (one matrix product; R&W 2006 eq. 2.26) instead
+    of skopt's three-operand ``einsum``, which numpy runs as an unoptimized loop (about 25 ms for 5,000
+    candidates and 60 points, 2 ms this way). Same values to rounding; negative variances are set to 0
+    as skopt does. Every other call (covariance, gradients, before a fit) is skopt's own."""
+    from skopt.learning import GaussianProcessRegressor
+
+    class FastGPR(GaussianProcessRegressor):  # type: ignore[misc]
+        def predict(self, X: Any, return_std: bool = False, return_cov: bool = False,
+                    return_mean_grad: bool = False, return_std_grad: bool = False) -> Any:
+            if return_cov or return_mean_grad or return_std_grad or not hasattr(self, "X_train_"):
+                return super().predict(X, return_std=return_std, return_cov=return_cov,
+                                       return_mean_grad=return_mean_grad, return_std_grad=return_std_grad)
+            X = np.atleast_2d(np.asarray(X, dtype=float))
+            k_trans = self.kernel_(X, self.X_train_)
+            y_mean = self.y_train_std_ * (k_trans @ self.alpha_) + self.y_train_mean_
+            if not return_std:
+                return y_mean
+            var = self.kernel_.diag(X) - np.sum((k_trans @ self.K_inv_) * k_trans, axis=1)
+            return y_mean, np.sqrt(np.maximum(var, 0.0) * self.y_train_std_ ** 2)
+
+    return FastGPR(**params)

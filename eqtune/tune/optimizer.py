@@ -100,6 +100,7 @@ from eqtune.tune.gp_kernel import (  # noqa: F401 - re-exported (public names of
     MaternLML,
     _lbfgs,
     _one_thread,
+    fast_gpr,
     pair_features,
 )
 from eqtune.tune.space import IndexedSpace, Key
@@ -358,7 +359,6 @@ class GPOptimizer(BaseOptimizer):
             return self._model
         if len(self._seen) < 2:
             return None
-        from skopt.learning import GaussianProcessRegressor
         from skopt.learning.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         isp = self.ispace
@@ -396,7 +396,7 @@ class GPOptimizer(BaseOptimizer):
             kernel = kernel.clone_with_theta(np.asarray(start_used))
         # one random restart every ``restart_every`` fits keeps the warm start out of poor local optima
         restarts = self.n_restarts if (start_used is None or n % self.restart_every == 0) else 0
-        gp = GaussianProcessRegressor(
+        gp = fast_gpr(
             kernel=kernel, normalize_y=False, n_restarts_optimizer=restarts,
             optimizer=_lbfgs(30 if start_used is not None else 200, prior,
                              fast=MaternLML(X, t, noise=self.noise, alpha=1e-8)),
