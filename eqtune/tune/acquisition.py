@@ -157,8 +157,7 @@ def tr_box(opt: GPOptimizer, center: Key, rng: np.random.Generator) -> IntArray:
     c = np.asarray(center, dtype=int)
     lo, hi = np.maximum(c - half, 0), np.minimum(c + half, isp.n_levels - 1)
     if isp.grid is not None:
-        g = isp.grid
-        rows = g[np.all((g >= lo[None, :]) & (g <= hi[None, :]), axis=1)]
+        rows = isp.in_box(lo, hi)
         if len(rows) > opt.tr_candidates:
             rows = rows[np.sort(rng.choice(len(rows), size=opt.tr_candidates, replace=False))]
         return np.asarray(rows, dtype=np.int32)
@@ -205,8 +204,8 @@ def local_step(opt: GPOptimizer, taken: set[Key]) -> Key | None:
     stages += [(tops, 1, False), (tops, 2, False)]
     for centres, radius, axis in stages:
         nb = isp.neighbours(centres, radius=radius, axis_only=axis)
-        if len(nb):
-            nb = nb[np.array([tuple(int(v) for v in r) not in taken for r in nb])]
+        if len(nb) and taken:
+            nb = nb[untaken_mask(isp, nb, taken)]
         if len(nb):
             break
     else:

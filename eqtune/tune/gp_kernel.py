@@ -43,12 +43,18 @@ LS_PRIOR_MIN_KNOBS = 4
 SQRT5 = float(np.sqrt(5.0))
 
 
+_CONTROLLER: list[Any] = []
+
+
 def _one_thread() -> Any:
     """BLAS on one thread: the matrices are tiny (<= a few hundred rows) and a multi-threaded BLAS on a
-    busy machine spends far more time synchronizing than computing."""
-    from threadpoolctl import threadpool_limits
+    busy machine spends far more time synchronizing than computing. The thread-pool controller is made
+    once: building one inspects every loaded library (about 10-20 ms on a busy machine)."""
+    from threadpoolctl import ThreadpoolController
 
-    return threadpool_limits(limits=1, user_api="blas")
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 def pair_features(x: NDArray[Any]) -> FloatArray:
@@ -106,7 +112,9 @@ class MaternLML:
         kinv, info = dpotri(L, lower=1)  # K^-1 from its Cholesky factor (lower triangle filled)
         if info != 0:
             return float("inf"), np.zeros_like(theta)
-        kinv = np.tril(kinv) + np.tril(kinv, -1).T
+        # the upper triangle is the zeros of L's: mirror the lower one
+        kinv = kinv + kinv.T
+        kinv[np.diag_indices(n)] *= 0.5
         W = np.outer(a, a) - kinv
         grad = np.empty(len(theta))
         grad[0] = 0.5 * float(np.sum(W * kc))

@@ -41,6 +41,7 @@ class IndexedSpace:
         self._den = np.maximum(self.n_levels - 1, 1).astype(float)
         self._lookup = [{round(float(v), 9): i for i, v in enumerate(lv)} for lv in self.levels]
         self.grid: np.ndarray | None = None  # feasible index matrix (rows), when enumerated
+        self._col0: np.ndarray | None = None  # the grid's first column, contiguous (``in_box``)
         total = int(np.prod(self.n_levels.astype(float)))
         self.size = total
         if total <= max_enumerate:
@@ -133,6 +134,22 @@ class IndexedSpace:
     def is_feasible(self, key: Sequence[int]) -> bool:
         return bool(self.space.feasible(self.values(np.asarray(key)[None, :]))[0])
 
+    def in_box(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Rows of the enumerated grid with lo <= level <= hi in every knob. The grid is in C order, so
+        the rows within the first knob's range are one contiguous slice (binary search); the other
+        knobs are then compared column by column on that slice only."""
+        assert self.grid is not None
+        if self._col0 is None:
+            self._col0 = np.ascontiguousarray(self.grid[:, 0])
+        a = int(np.searchsorted(self._col0, lo[0], side="left"))
+        b = int(np.searchsorted(self._col0, hi[0], side="right"))
+        part = self.grid[a:b]
+        mask = np.ones(len(part), dtype=bool)
+        for j in range(1, self.d):
+            col = part[:, j]
+            mask &= (col >= lo[j]) & (col <= hi[j])
+        return part[mask]
+
     # -- sampling ------------------------------------------------------------------------------
     def _sample_raw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         idx = np.stack([rng.integers(0, m, size=n) for m in self.n_levels], axis=1).astype(np.int32)
@@ -172,7 +189,13 @@ class IndexedSpace:
             [self.sample(rng, 20_000), self.neighbours([np.clip(np.rint(target), 0, self.n_levels - 1)], 2)]
         )
         dist = np.sum((self.scaled(pool) - self.scaled(target[None, :])) ** 2, axis=1)
-        for i in np.argsort(dist, kind="stable"):
+        # the len(exclude) + 1 nearest are enough (stable order among them); a full sort of a large
+        # grid costs tens of ms
+        m = min(len(exclude) + 1, len(dist))
+        cut = np.partition(dist, m - 1)[m - 1]
+        near = np.flatnonzero(dist <= cut)  # every tie at the cut too: the same order as a stable sort
+        near = near[np.lexsort((near, dist[near]))]
+        for i in near:
             k = tuple(int(v) for v in pool[i])
             if k not in exclude:
                 return k

@@ -151,3 +151,23 @@ def test_large_space_uses_local_search_without_enumerating(monkeypatch):
     assert isp.grid is None
     assert calls  # the local search ran
     assert best[-1] > best[opt.n_initial - 1]  # the BO steps improved on the initial design
+
+
+def test_in_box_is_the_brute_force_box_and_nearest_feasible_is_the_stable_argsort():
+    sp = _space6()
+    isp = IndexedSpace(sp)
+    g = isp.grid.astype(int)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        lo = rng.integers(0, 9, size=6)
+        hi = np.minimum(lo + rng.integers(0, 5, size=6), 8)
+        want = g[np.all((g >= lo) & (g <= hi), axis=1)]
+        assert np.array_equal(isp.in_box(lo, hi).astype(int), want)
+    target = np.array([8.0, 8.0, 4.0, 4.0, 4.4, 4.0])  # infeasible (a + b <= 12): ties on the constraint
+    dist = np.sum((isp.scaled(g) - isp.scaled(target[None, :])) ** 2, axis=1)
+    order = [tuple(int(v) for v in g[i]) for i in np.argsort(dist, kind="stable")]
+    exclude: set = set()
+    for k in range(6):
+        got = isp.nearest_feasible(target, exclude, rng)
+        assert got == order[k]
+        exclude.add(got)
