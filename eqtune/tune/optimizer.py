@@ -216,7 +216,7 @@ class GPOptimizer(BaseOptimizer):
         if self.corners:  # the design was made above without them
             self.design = self._make_design()
         self._warp: Warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
-        self._model = None
+        self._model: Any = None
         self._model_n = -1
         self._ystats = (0.0, 1.0)
         self._theta: dict[str, Any] = {}  # last fitted GP hyperparameters (log scale), see _fit
@@ -240,7 +240,7 @@ class GPOptimizer(BaseOptimizer):
                 "climb_starts": self.climb_starts, "climb_min": self.climb_min, "fast_fit": self.fast_fit}
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any], space: KnobSpace):
+    def from_state(cls, state: Mapping[str, Any], space: KnobSpace) -> Any:
         cfg = dict(state.get("config") or {})
         cfg.setdefault("directions", "axes")  # saved before diagonal directions existed: resume as it ran
         cfg.setdefault("ls_prior", 0.0)  # saved before the length-scale prior existed: maximum likelihood
@@ -282,7 +282,7 @@ class GPOptimizer(BaseOptimizer):
         (``keep_start`` and a start given), else the earlier lanes' best."""
         from eqtune.tune.base import _full
 
-        keys = [self.ispace.key_of(_full(self.space, p), option="prior point") for p, _ in observations]
+        keys = [self.ispace.key_of(_full(self.space, p) or {}, option="prior point") for p, _ in observations]
         ys = [float(m) for _, m in observations]
         if not keys:
             return
@@ -315,13 +315,13 @@ class GPOptimizer(BaseOptimizer):
             warnings.simplefilter("ignore")  # balance-property warning for non powers of two
             u = qmc.Sobol(isp.d, scramble=True, seed=self.seed).random_base2(m)[:n_sobol]
         rng = rng_for(self.seed, 0, 7)
-        for key in self._corner_keys(getattr(self, "corners", 0)):
-            if key not in design:
-                design.append(key)
+        for corner in self._corner_keys(getattr(self, "corners", 0)):
+            if corner not in design:
+                design.append(corner)
         for row in u:
             target = np.minimum(np.floor(row * isp.n_levels), isp.n_levels - 1).astype(float)
-            key = tuple(int(v) for v in target)
-            if key in design or not isp.is_feasible(key):
+            key: Key | None = tuple(int(v) for v in target)
+            if key is None or key in design or not isp.is_feasible(key):
                 key = isp.nearest_feasible(target, set(design), rng)
                 if key is None:
                     break
@@ -348,7 +348,7 @@ class GPOptimizer(BaseOptimizer):
         return len(self._seen) < self.n_initial
 
     # -- model ---------------------------------------------------------------------------------
-    def _fit(self):
+    def _fit(self) -> Any:
         """The GP fitted to all observations (cached per observation count); None if < 2 distinct."""
         n = len(self.ys)
         if self._model_n == n:
@@ -434,7 +434,7 @@ class GPOptimizer(BaseOptimizer):
         return warp_inverse(t, self._warp)
 
 
-    def _predict(self, keys: np.ndarray, return_std: bool = False):
+    def _predict(self, keys: np.ndarray, return_std: bool = False) -> Any:
         gp = self._fit()
         X = self._inputs(keys)
         with warnings.catch_warnings():

@@ -87,7 +87,8 @@ class IndexedSpace:
 
     def scaled(self, idx: np.ndarray) -> np.ndarray:
         """Level indices scaled to [0, 1] per knob (the GP's input space)."""
-        return np.atleast_2d(np.asarray(idx, dtype=float)) / self._den
+        out: np.ndarray = np.atleast_2d(np.asarray(idx, dtype=float)) / self._den
+        return out
 
     def key_of(self, point: Mapping[str, float], *, option: str = "point") -> Key:
         """Level indices of a point (only the tuned knobs are read; others are ignored)."""
@@ -153,7 +154,8 @@ class IndexedSpace:
     # -- sampling ------------------------------------------------------------------------------
     def _sample_raw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         idx = np.stack([rng.integers(0, m, size=n) for m in self.n_levels], axis=1).astype(np.int32)
-        return idx[self.space.feasible(self.values(idx))]
+        out: np.ndarray = idx[self.space.feasible(self.values(idx))]
+        return out
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Up to ``n`` distinct feasible index rows drawn uniformly over the feasible set."""
@@ -170,18 +172,19 @@ class IndexedSpace:
     def neighbours(self, keys: Iterable[Sequence[int]], radius: int = 1, *, axis_only: bool = False) -> np.ndarray:
         """Feasible points within ``radius`` levels of any of ``keys`` in every knob (Chebyshev ball);
         ``axis_only``: only the moves of one knob at a time (coordinate neighbours)."""
-        keys = [np.asarray(k, dtype=np.int32) for k in keys]
-        if not keys:
+        centres = [np.asarray(k, dtype=np.int32) for k in keys]
+        if not centres:
             return np.zeros((0, self.d), dtype=np.int32)
         steps = np.arange(-radius, radius + 1)
         offs = np.stack(np.meshgrid(*([steps] * self.d), indexing="ij"), axis=-1).reshape(-1, self.d)
         if len(offs) > 4096 or axis_only:  # high dimension: axis moves only
             eye = np.eye(self.d, dtype=int)
             offs = np.concatenate([eye * s for s in steps if s != 0])
-        rows = np.concatenate([k[None, :] + offs for k in keys])
+        rows = np.concatenate([k[None, :] + offs for k in centres])
         ok = np.all((rows >= 0) & (rows < self.n_levels[None, :]), axis=1)
         rows = np.unique(rows[ok], axis=0).astype(np.int32)
-        return rows[self.space.feasible(self.values(rows))]
+        out: np.ndarray = rows[self.space.feasible(self.values(rows))]
+        return out
 
     def nearest_feasible(self, target: np.ndarray, exclude: set[Key], rng: np.random.Generator) -> Key | None:
         """The feasible point nearest (scaled Euclidean) to fractional index ``target`` not in ``exclude``."""
