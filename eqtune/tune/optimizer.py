@@ -16,7 +16,9 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   [0, 1]; outputs are standardized. Hyperparameters by maximum marginal likelihood, warm-started
   from the previous fit with an L-BFGS-B iteration cap, plus ``n_restarts`` random restarts every
   ``restart_every`` fits - the light configuration that keeps ask/tell under 150 ms at 60
-  observations. BLAS is held to one thread during the fit (tiny matrices, busy machines).
+  observations. BLAS is held to one thread during the fit (tiny matrices, busy machines). The
+  likelihood and the posterior variance are computed by ``eqtune.tune.gp_kernel`` (the same values as
+  scikit-learn's, about 10x faster; ``fast_fit=False`` uses scikit-learn's own).
 * diagonal directions (``directions="pairs"``, the default for 2..6 knobs): the GP's inputs are the
   scaled levels plus, for every pair of knobs, their half difference and half sum, each with its own
   ARD length scale (``pair_features``). Equalizer landscapes are ridges ACROSS the knob axes (more
@@ -39,31 +41,17 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   ``LS_PRIOR_MIN_KNOBS`` (4) knobs up: on a clean 2-knob diagonal ridge, where maximum likelihood has
   enough points for its 4 length scales, the prior doubles the model's error. Measured over 60 seeds
   in ``benchmarks/bench_tune.py`` (docs/tuning.md).
-* acquisition: ``skopt.acquisition.gaussian_ei`` (default; Jones, Schonlau & Welch 1998, "Efficient
-  global optimization of expensive black-box functions") or ``gaussian_lcb`` / ``gaussian_pi``,
-  evaluated only on a sample of FEASIBLE, not yet measured candidates: ``n_candidates`` points drawn
-  uniformly from the feasible set plus the feasible Chebyshev neighbours of the best points so far
-  (integer spaces: the optimum is often one code away from the incumbent). Constraints are thereby
-  met by construction, never by penalty values, and duplicates cannot be proposed.
-* local steps: every ``local_every``-th step after the initial design measures the untried
-  neighbour of the best points with the highest upper confidence bound (posterior mean +
-  ``kappa_local`` sd). Equalizer landscapes are ridges (pre-/post-cursor vs CTLE peaking trade off)
-  with small bumps; the exact top needs this exploitation, which EI alone under-weights.
-* trust region (TuRBO-style; Eriksson et al., "Scalable global optimization via local Bayesian
-  optimization", NeurIPS 2019), in level-index space: half of the EI candidates are the feasible points
-  of a box around the incumbent, the other half are drawn over the whole feasible set. The box side
-  (fraction of each knob's range, ``tr_init``) doubles after ``tr_success`` improvements in a row,
-  halves after ``tr_fail`` failures in a row and restarts at ``tr_init`` below one level. It is
-  replayed from the observations (``tr_length``), so the state needs nothing new.
-* ``local_on_success``: after a step that improved the best margin, the next step is a local step too
-  (climb on while it pays). Off by default since the diagonal directions: with a model that
-  describes the ridge, the global EI step finds the next improvement sooner than climbing on (sum of
-  the 30-seed medians over the seven benchmark problems: 238 with, 223.5 without; 251.5 and 222 on
-  seeds 30-59).
-* output warping (``warp_y="log"``): margins below the median are compressed logarithmically when the
-  lower tail is more than ``warp_gate`` times the spread of the top half (closed eyes hundreds of mV
-  below zero would otherwise set the output scale and flatten the top, where 0.1 dB is decided).
-  Monotone: rankings are unchanged; ``posterior`` maps back to margin units.
+* where to look next (``eqtune.tune.acquisition``, details and citations there): expected improvement
+  (default; or PI / LCB) over FEASIBLE, not yet measured candidates only (uniform samples, half of them
+  in a TuRBO-style trust region around the incumbent, the best points' neighbours and range-limit
+  moves), refined by an integer local search on the acquisition in spaces of ``climb_min`` points or
+  more; every ``local_every``-th step (every step from 6 knobs up) the best points' untried neighbour
+  with the highest upper confidence bound. Constraints are met by construction, never by penalty
+  values, and duplicates cannot be proposed. ``local_on_success`` (off since the diagonal
+  directions: sum of the 30-seed medians 238 with, 223.5 without) makes the step after an
+  improvement a local one too.
+* output warping (``warp_y="log"``, ``eqtune.tune.warp``): margins below the median compressed
+  logarithmically when the lower tail dominates the output scale; monotone, ``posterior`` maps back.
 * ``noise_max``: upper bound of the fitted white-noise variance (standardized units). ``tune()``
   sets 0.01 for deterministic sources (simulation), where a large fitted noise only smooths the top;
   measured (live) margins keep the default 1.0.
@@ -115,6 +103,15 @@ def _skopt_gpr(**params: Any) -> Any:
     return GaussianProcessRegressor(**params)
 
 
+def default_local_every(d: int) -> int:
+    """A local step every k-th step: k = 2 up to 5 knobs; from 6 knobs up every step (k = 1: the
+    expected-improvement step only when every neighbour of the best points is measured). Chosen on the
+    library's 6-knob problem (c2m-10in serdes, seeds 0-4: median 83 -> 60 evaluations to 0.1 dB,
+    benchmarks/bench_tune.py; docs/tuning.md), where EI spends its steps on the far corners of the
+    36-length-scale model while the top is a long, bumpy diagonal ridge."""
+    return 2 if d <= 5 else 1
+
+
 def default_n_initial(d: int) -> int:
     """Initial-design size for ``d`` knobs (start point included): d + 2, between 4 and 10."""
     return int(min(10, max(4, d + 2)))
@@ -128,7 +125,8 @@ class GPOptimizer(BaseOptimizer):
     (EI/PI exploration, in standardized-margin units), ``kappa`` (LCB), ``n_candidates`` (feasible
     candidates sampled per ask), ``n_restarts`` (random marginal-likelihood restarts, every
     ``restart_every`` fits), ``noise`` (fit a white-noise term; keep ``True`` for measured margins),
-    ``local_every`` / ``kappa_local`` (a local UCB step every k-th step after the design; 0 = never),
+    ``local_every`` / ``kappa_local`` (a local UCB step every k-th step after the design; 0 = never;
+    default ``default_local_every``: 2, from 6 knobs up 1),
     ``local_on_success`` (a local step after every improving step), ``trust_region`` / ``tr_init`` /
     ``tr_success`` / ``tr_fail`` / ``tr_candidates`` / ``global_candidates`` (trust-region candidates,
     see the module notes), ``warp_y`` ("log" | "none") / ``warp_q`` / ``warp_scale`` / ``warp_gate``
@@ -154,7 +152,7 @@ class GPOptimizer(BaseOptimizer):
     def __init__(self, space: KnobSpace, *, seed: int | None = None, start: Mapping[str, float] | None = None,
                  ispace: IndexedSpace | None = None, n_initial: int | None = None, acq: str = "ei",
                  xi: float = 0.01, kappa: float = 1.96, n_candidates: int = 5000, n_restarts: int = 1,
-                 noise: bool = True, restart_every: int = 10, local_every: int = 2,
+                 noise: bool = True, restart_every: int = 10, local_every: int | None = None,
                  kappa_local: float = 1.0, trust_region: bool = True, tr_init: float = 0.5,
                  tr_success: int = 2, tr_fail: int | None = None, tr_candidates: int = 3000,
                  local_on_success: bool = False, global_candidates: int | None = None,
@@ -180,7 +178,7 @@ class GPOptimizer(BaseOptimizer):
         self.n_initial = min(n_init, nf) if nf is not None else n_init
         self.design: list[Key] = self._make_design()
         self.restart_every = int(restart_every)
-        self.local_every = int(local_every)
+        self.local_every = int(local_every) if local_every is not None else default_local_every(self.ispace.d)
         self.kappa_local = float(kappa_local)
         self.trust_region = bool(trust_region)
         self.tr_init = float(tr_init)

@@ -138,7 +138,7 @@ def test_large_space_uses_local_search_without_enumerating(monkeypatch):
     def f(p):
         return -sum((p[n] - v) ** 2 for n, v in zip("abcdef", (6, 5, 3, 7, 2, 4)))
 
-    opt = GPOptimizer(sp, seed=1, ispace=isp, n_candidates=600, tr_candidates=300, climb_min=0)
+    opt = GPOptimizer(sp, seed=1, ispace=isp, n_candidates=600, tr_candidates=300, climb_min=0, local_every=2)
     seen = set()
     best = []
     for _ in range(30):
