@@ -171,3 +171,15 @@ def test_in_box_is_the_brute_force_box_and_nearest_feasible_is_the_stable_argsor
         got = isp.nearest_feasible(target, exclude, rng)
         assert got == order[k]
         exclude.add(got)
+
+
+def test_local_step_every_step_from_six_knobs_and_resumed_as_saved():
+    from eqtune.tune import optimizer_from_state
+
+    six, five = _space6(), KnobSpace(tuple(Knob(n, tuple(range(5)), 0) for n in "abcde"))
+    assert GPOptimizer(six, seed=0).local_every == 1 and GPOptimizer(five, seed=0).local_every == 2
+    o = GPOptimizer(six, seed=0, local_every=3)
+    assert optimizer_from_state(o.state(), six).local_every == 3
+    st = GPOptimizer(six, seed=0).state()
+    del st["config"]["climb_starts"]  # a state saved before the local search existed resumes without it
+    assert optimizer_from_state(st, six).climb_starts == 0
