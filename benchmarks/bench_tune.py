@@ -21,7 +21,10 @@ every step counted (refits and restarts: mean, p95, max), the cold fit and a res
 a key of the channel's content, the profile, the knobs and the engine's source digest.
 
 Problems 0-7 are library channels; 8-10 are IEEE 802.3ck public channels from ../shared/channels-ieee
-(skipped with a message when that folder is absent). With 20 or more seeds the target is also scored on
+(skipped with a message when that folder is absent); 11 is the library's 6-knob problem (4 TX FFE taps +
+2 CTLE codes), 12-15 the same 6 knobs on the IEEE channels (held out; 15, tracy 12 in, has no open eye
+and is listed only for completeness). ``--overhead-only REPS`` times ask+tell only, against scikit-learn's
+own likelihood and posterior in the same run, with the load average. With 20 or more seeds the target is also scored on
 each block of 10 consecutive seeds (is a 10-seed pass robust?).
 
 Run:  nice python benchmarks/bench_tune.py [--seeds 10] [--quick] [--json out.json]
