@@ -401,11 +401,13 @@ class GPOptimizer(BaseOptimizer):
         # one random restart every ``restart_every`` fits keeps the warm start out of poor local optima
         restarts = self.n_restarts if (start_used is None or n % self.restart_every == 0) else 0
         # fast_fit: the same likelihood and posterior as scikit-learn's, computed faster (gp_kernel.py);
-        # off = scikit-learn's own (the before of the benchmark's timing)
+        # off = scikit-learn's own (the before of the benchmark's timing). MaternLML assumes the theta
+        # layout (constant, length scales[, free white noise]): any other kernel uses scikit-learn's.
+        fast_lml = self.fast_fit and len(kernel.theta) == 1 + X.shape[1] + (1 if self.noise else 0)
         gp = (fast_gpr if self.fast_fit else _skopt_gpr)(
             kernel=kernel, normalize_y=False, n_restarts_optimizer=restarts,
             optimizer=_lbfgs(30 if start_used is not None else 200, prior,
-                             fast=MaternLML(X, t, noise=self.noise, alpha=1e-8) if self.fast_fit else None),
+                             fast=MaternLML(X, t, noise=self.noise, alpha=1e-8) if fast_lml else None),
             noise="gaussian" if self.noise else None, alpha=1e-8,
             random_state=int(rng_for(self.seed, n, 3).integers(0, 2**31 - 1)),
         )
