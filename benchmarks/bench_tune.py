@@ -21,7 +21,10 @@ every step counted (refits and restarts: mean, p95, max), the cold fit and a res
 a key of the channel's content, the profile, the knobs and the engine's source digest.
 
 Problems 0-7 are library channels; 8-10 are IEEE 802.3ck public channels from ../shared/channels-ieee
-(skipped with a message when that folder is absent). With 20 or more seeds the target is also scored on
+(skipped with a message when that folder is absent); 11 is the library's 6-knob problem (4 TX FFE taps +
+2 CTLE codes), 12-15 the same 6 knobs on the IEEE channels (held out; 15, tracy 12 in, has no open eye
+and is listed only for completeness). ``--overhead-only REPS`` times ask+tell only, against scikit-learn's
+own likelihood and posterior in the same run, with the load average. With 20 or more seeds the target is also scored on
 each block of 10 consecutive seeds (is a 10-seed pass robust?).
 
 Run:  nice python benchmarks/bench_tune.py [--seeds 10] [--quick] [--json out.json]
@@ -94,6 +97,14 @@ PROBLEMS += [("c2m-10in serdes 6 knobs", "c2m-10in", "serdes", _SIX)]
 if _IEEE is not None:
     PROBLEMS += [("ieee gore-c2c-12dB serdes 6 knobs",
                   str(_IEEE / "gore_3ck_02_0519_C2C_12dB/C2C_PCB_SYSVIA_12dB_thru.s4p"), "serdes", _SIX)]
+# more held-out 6-knob problems (session 7): the IEEE tracy channels, serdes direction (TX FFE + CTLE)
+_SIX_HELD_OUT = [
+    ("ieee tracy-4in serdes 6 knobs", "tracy_3ck_02_0119_DPO_4in/DPO_4in_Meg7_THRU.s4p"),
+    ("ieee tracy-10in serdes 6 knobs", "tracy_3ck_02_0119_DPO_10in/DPO_10in_Meg7_THRU.s4p"),
+    ("ieee tracy-12in serdes 6 knobs", "tracy_3ck_02_0119_DPO_12in/DPO_12in_Meg7_THRU.s4p"),
+]
+if _IEEE is not None:
+    PROBLEMS += [(n, str(_IEEE / rel), "serdes", _SIX) for n, rel in _SIX_HELD_OUT]
 
 
 def _digest_update(h, obj) -> None:
@@ -217,16 +228,21 @@ def run_optuna(table: TableSource, isp: IndexedSpace, seed: int, cap: int, sampl
     return curve
 
 
-def overhead_stats(table: TableSource, grid: np.ndarray, n_obs: int = 60, around: int = 10,
-                   **options) -> dict[str, float]:
-    """Wall time of ask() + tell() around ``n_obs`` observations, every step counted: the steps from
+def overhead_times(table: TableSource, grid: np.ndarray, n_obs: int = 60, around: int = 10, seed: int = 0,
+                   **options) -> dict[str, list[float]]:
+    """Wall times (ms) of ask() + tell() around ``n_obs`` observations: ``steps`` = every step from
     ``n_obs - around`` to ``n_obs + around`` observations of one run (warm-started fits AND the
-    hyperparameter restarts every ``restart_every`` fits), as mean / p95 / max in ms; plus the cold
-    fit (the first ask after ``n_obs - around`` observations told at once, no earlier fit to start
-    from: a resume without state) and a resume from ``state()`` at the end (ms)."""
+    hyperparameter restarts every ``restart_every`` fits); ``cold`` = the first ask after
+    ``n_obs - around`` observations told at once (no earlier fit to start from: a resume without
+    state, 200 L-BFGS-B iterations); ``resume`` = from ``state()`` at the end + ask. The imports
+    (skopt, scipy.stats) are done before: they are a once-per-process cost, not a step's."""
+    import scipy.stats.qmc  # noqa: F401
+    import skopt.acquisition  # noqa: F401
+    import skopt.learning  # noqa: F401
+
     isp = IndexedSpace(table.space)
-    opt = GPOptimizer(table.space, seed=0, ispace=isp, noise_max=0.01, **options)
-    rng = np.random.default_rng(0)
+    opt = GPOptimizer(table.space, seed=seed, ispace=isp, noise_max=0.01, **options)
+    rng = np.random.default_rng(seed)
     for row in grid[rng.choice(len(grid), n_obs - around, replace=False)]:
         p = table.space.to_point(row)
         opt.tell(p, table.measure(p).margin)
@@ -244,9 +260,58 @@ def overhead_stats(table: TableSource, grid: np.ndarray, n_obs: int = 60, around
     t0 = time.perf_counter()
     GPOptimizer.from_state(st, table.space).ask()
     resume = time.perf_counter() - t0
-    ms = 1e3 * np.asarray(times)
+    return {"steps": [1e3 * t for t in times], "cold": [1e3 * cold], "resume": [1e3 * resume]}
+
+
+def summarize_times(t: dict[str, list[float]]) -> dict[str, float]:
+    """mean / p95 / max / median of the steps; the same over every timed call (steps, cold fits and
+    resumes: ``all_mean`` / ``all_p95``); cold and resume means (ms)."""
+    ms = np.asarray(t["steps"])
+    allv = np.concatenate([ms, t["cold"], t["resume"]])
     return {"mean": float(ms.mean()), "p95": float(np.percentile(ms, 95)), "max": float(ms.max()),
-            "median": float(np.median(ms)), "cold": 1e3 * cold, "resume": 1e3 * resume}
+            "median": float(np.median(ms)), "cold": float(np.mean(t["cold"])),
+            "resume": float(np.mean(t["resume"])), "all_mean": float(allv.mean()),
+            "all_p95": float(np.percentile(allv, 95)), "n": int(len(allv))}
+
+
+def overhead_stats(table: TableSource, grid: np.ndarray, n_obs: int = 60, around: int = 10, reps: int = 1,
+                   **options) -> dict[str, float]:
+    """``summarize_times`` over ``reps`` runs (observation sets from seeds 0..reps-1)."""
+    acc: dict[str, list[float]] = {"steps": [], "cold": [], "resume": []}
+    for s in range(reps):
+        for k, v in overhead_times(table, grid, n_obs, around, seed=s, **options).items():
+            acc[k] += v
+    return summarize_times(acc)
+
+
+def overhead_main(probs, reps: int, gp_opts: dict, cache: Path, json_out: Path | None) -> int:
+    """ask+tell timing only: this optimizer vs the same with scikit-learn's own likelihood and
+    posterior (``fast_fit=False``), interleaved on the same observation sets in one run; the load
+    average (1 min) before and after each problem."""
+    rows = []
+    print("| problem | knobs | load avg | fast: mean | p95 | all mean | all p95 | cold | resume | "
+          "sklearn: mean | p95 | all mean | all p95 | cold | resume | mean ratio | p95 ratio |")
+    print("|" + "---|" * 17)
+    for name, ch, direction, knobs in probs:
+        src, grid, ms, _ = grid_table(name, ch, direction, knobs, cache)
+        table = TableSource(src.space, grid, ms, start=src.default_point(), units="mV")
+        load0 = os.getloadavg()[0]
+        acc = {v: {"steps": [], "cold": [], "resume": []} for v in ("fast", "sklearn")}
+        for s in range(reps):
+            for v, extra in (("fast", {}), ("sklearn", {"fast_fit": False})):
+                for k, t in overhead_times(table, grid, seed=s, **{**gp_opts, **extra}).items():
+                    acc[v][k] += t
+        load1 = os.getloadavg()[0]
+        f, b = summarize_times(acc["fast"]), summarize_times(acc["sklearn"])
+        rows.append({"problem": name, "knobs": len(knobs), "load_avg": [load0, load1], "fast": f, "sklearn": b,
+                     "reps": reps})
+        print(f"| {name} | {len(knobs)} | {load0:.1f}-{load1:.1f} | {f['mean']:.0f} | {f['p95']:.0f} | "
+              f"{f['all_mean']:.0f} | {f['all_p95']:.0f} | {f['cold']:.0f} | {f['resume']:.0f} | {b['mean']:.0f} | "
+              f"{b['p95']:.0f} | {b['all_mean']:.0f} | {b['all_p95']:.0f} | {b['cold']:.0f} | {b['resume']:.0f} | "
+              f"{b['mean'] / f['mean']:.1f} | {b['p95'] / f['p95']:.1f} |", flush=True)
+    if json_out:
+        json_out.write_text(json.dumps({"rows": rows, "gp_options": gp_opts}, indent=2))
+    return 0
 
 
 def end_to_end(seed: int = 0) -> tuple[float, int, float, float]:
@@ -325,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gps-seeds", type=int, default=None,
                     help="run GPSampler on the first N seeds only (it is slow); its median is over those")
     ap.add_argument("--options", default="", help="GP options for this run, NAME=VALUE comma list (a study)")
+    ap.add_argument("--overhead-only", type=int, default=0, metavar="REPS",
+                    help="only time ask+tell (REPS observation sets a problem; vs scikit-learn's fit, same run)")
     args = ap.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
     probs = PROBLEMS[:2] if args.quick else PROBLEMS
@@ -337,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
         from eqtune.tune.base import parse_optimizer_options
 
         gp_opts = parse_optimizer_options("gp", args.options.split(","))
+    if args.overhead_only:
+        return overhead_main(probs, args.overhead_only, gp_opts, args.cache, args.json)
     if _IEEE is None:
         print("../shared/channels-ieee not found (set EQTUNE_SHARED): the IEEE 802.3ck channel problems are "
               "skipped", file=sys.stderr)

@@ -29,8 +29,8 @@ def corner_keys(isp: IndexedSpace, n: int, rng: np.random.Generator) -> list[Key
     for _ in range(4 * n):
         bits = rng.integers(0, 2, size=isp.d)
         target = (bits * (isp.n_levels - 1)).astype(float)
-        key = tuple(int(v) for v in target)
-        if not isp.is_feasible(key):
+        key: Key | None = tuple(int(v) for v in target)
+        if key is None or not isp.is_feasible(key):
             key = isp.nearest_feasible(target, set(out), rng)
         if key is not None and key not in out:
             out.append(key)
@@ -85,4 +85,5 @@ def limit_moves(isp: IndexedSpace, keys: list[Key]) -> np.ndarray:
     if not rows:
         return np.zeros((0, isp.d), dtype=np.int32)
     arr = np.unique(np.asarray(rows, dtype=np.int32), axis=0)
-    return arr[isp.space.feasible(isp.values(arr))]
+    feasible: np.ndarray = arr[isp.space.feasible(isp.values(arr))]
+    return feasible

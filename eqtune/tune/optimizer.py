@@ -16,7 +16,9 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   [0, 1]; outputs are standardized. Hyperparameters by maximum marginal likelihood, warm-started
   from the previous fit with an L-BFGS-B iteration cap, plus ``n_restarts`` random restarts every
   ``restart_every`` fits - the light configuration that keeps ask/tell under 150 ms at 60
-  observations. BLAS is held to one thread during the fit (tiny matrices, busy machines).
+  observations. BLAS is held to one thread during the fit (tiny matrices, busy machines). The
+  likelihood and the posterior variance are computed by ``eqtune.tune.gp_kernel`` (the same values as
+  scikit-learn's, about 10x faster; ``fast_fit=False`` uses scikit-learn's own).
 * diagonal directions (``directions="pairs"``, the default for 2..6 knobs): the GP's inputs are the
   scaled levels plus, for every pair of knobs, their half difference and half sum, each with its own
   ARD length scale (``pair_features``). Equalizer landscapes are ridges ACROSS the knob axes (more
@@ -39,31 +41,17 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   ``LS_PRIOR_MIN_KNOBS`` (4) knobs up: on a clean 2-knob diagonal ridge, where maximum likelihood has
   enough points for its 4 length scales, the prior doubles the model's error. Measured over 60 seeds
   in ``benchmarks/bench_tune.py`` (docs/tuning.md).
-* acquisition: ``skopt.acquisition.gaussian_ei`` (default; Jones, Schonlau & Welch 1998, "Efficient
-  global optimization of expensive black-box functions") or ``gaussian_lcb`` / ``gaussian_pi``,
-  evaluated only on a sample of FEASIBLE, not yet measured candidates: ``n_candidates`` points drawn
-  uniformly from the feasible set plus the feasible Chebyshev neighbours of the best points so far
-  (integer spaces: the optimum is often one code away from the incumbent). Constraints are thereby
-  met by construction, never by penalty values, and duplicates cannot be proposed.
-* local steps: every ``local_every``-th step after the initial design measures the untried
-  neighbour of the best points with the highest upper confidence bound (posterior mean +
-  ``kappa_local`` sd). Equalizer landscapes are ridges (pre-/post-cursor vs CTLE peaking trade off)
-  with small bumps; the exact top needs this exploitation, which EI alone under-weights.
-* trust region (TuRBO-style; Eriksson et al., "Scalable global optimization via local Bayesian
-  optimization", NeurIPS 2019), in level-index space: half of the EI candidates are the feasible points
-  of a box around the incumbent, the other half are drawn over the whole feasible set. The box side
-  (fraction of each knob's range, ``tr_init``) doubles after ``tr_success`` improvements in a row,
-  halves after ``tr_fail`` failures in a row and restarts at ``tr_init`` below one level. It is
-  replayed from the observations (``tr_length``), so the state needs nothing new.
-* ``local_on_success``: after a step that improved the best margin, the next step is a local step too
-  (climb on while it pays). Off by default since the diagonal directions: with a model that
-  describes the ridge, the global EI step finds the next improvement sooner than climbing on (sum of
-  the 30-seed medians over the seven benchmark problems: 238 with, 223.5 without; 251.5 and 222 on
-  seeds 30-59).
-* output warping (``warp_y="log"``): margins below the median are compressed logarithmically when the
-  lower tail is more than ``warp_gate`` times the spread of the top half (closed eyes hundreds of mV
-  below zero would otherwise set the output scale and flatten the top, where 0.1 dB is decided).
-  Monotone: rankings are unchanged; ``posterior`` maps back to margin units.
+* where to look next (``eqtune.tune.acquisition``, details and citations there): expected improvement
+  (default; or PI / LCB) over FEASIBLE, not yet measured candidates only (uniform samples, half of them
+  in a TuRBO-style trust region around the incumbent, the best points' neighbours and range-limit
+  moves), refined by an integer local search on the acquisition in spaces of ``climb_min`` points or
+  more; every ``local_every``-th step (every step from 6 knobs up) the best points' untried neighbour
+  with the highest upper confidence bound. Constraints are met by construction, never by penalty
+  values, and duplicates cannot be proposed. ``local_on_success`` (off since the diagonal
+  directions: sum of the 30-seed medians 238 with, 223.5 without) makes the step after an
+  improvement a local one too.
+* output warping (``warp_y="log"``, ``eqtune.tune.warp``): margins below the median compressed
+  logarithmically when the lower tail dominates the output scale; monotone, ``posterior`` maps back.
 * ``noise_max``: upper bound of the fitted white-noise variance (standardized units). ``tune()``
   sets 0.01 for deterministic sources (simulation), where a large fitted noise only smooths the top;
   measured (live) margins keep the default 1.0.
@@ -90,72 +78,38 @@ import numpy as np
 
 from eqtune.errors import TuneError
 from eqtune.serdes.knobs import EqPoint, KnobSpace
+from eqtune.tune import acquisition
 from eqtune.tune.base import BaseOptimizer, keys_array, rng_for
 from eqtune.tune.candidates import close_contender, corner_keys, limit_moves
+from eqtune.tune.gp_kernel import (  # noqa: F401 - re-exported (public names of this module before the split)
+    DIRECTIONS,
+    LS_PRIOR_MIN_KNOBS,
+    PAIR_MAX_KNOBS,
+    MaternLML,
+    _lbfgs,
+    _one_thread,
+    fast_gpr,
+    pair_features,
+)
 from eqtune.tune.space import IndexedSpace, Key
+from eqtune.tune.warp import Warp, warp_apply, warp_inverse, warp_params
 
 ACQUISITIONS = ("ei", "pi", "lcb")
 
 
-def _one_thread():
-    """BLAS on one thread: the matrices are tiny (<= a few hundred rows) and a multi-threaded BLAS on a
-    busy machine spends far more time synchronizing than computing."""
-    from threadpoolctl import threadpool_limits
+def _skopt_gpr(**params: Any) -> Any:
+    from skopt.learning import GaussianProcessRegressor
 
-    return threadpool_limits(limits=1, user_api="blas")
+    return GaussianProcessRegressor(**params)
 
 
-def _lbfgs(maxiter: int, prior: tuple[np.ndarray, np.ndarray, float] | None = None):
-    """Marginal-likelihood maximizer for sklearn's GPR: L-BFGS-B with an iteration cap (a warm-started
-    fit converges in a few iterations; the cap bounds the time of a poor start). ``prior`` =
-    (theta indices, means, sd): a Gaussian prior on those log hyperparameters, i.e. MAP instead of
-    maximum likelihood."""
-    from scipy.optimize import minimize
-
-    def objective(obj_func):
-        if prior is None:
-            return obj_func
-        idx, mean, sd = prior
-
-        def f(theta):
-            v, g = obj_func(theta, eval_gradient=True)
-            z = (theta[idx] - mean) / sd
-            g = np.array(g, dtype=float)
-            g[idx] += z / sd
-            return v + 0.5 * float(z @ z), g
-        return f
-
-    def run(obj_func, initial_theta, bounds):
-        res = minimize(objective(obj_func), initial_theta, method="L-BFGS-B", jac=True, bounds=bounds,
-                       options={"maxiter": maxiter})
-        return res.x, res.fun
-
-    return run
-
-
-# above this, the d(d-1) extra length scales would push ask+tell past its 150 ms budget (6 knobs, 36
-# features: about 125 ms median at 60 observations)
-PAIR_MAX_KNOBS = 6
-
-
-def pair_features(x: np.ndarray) -> np.ndarray:
-    """GP input features of scaled knob levels ``x`` (n, d): ``x`` itself, then (x_i - x_j)/2 and
-    (x_i + x_j)/2 for every pair i < j (d + d(d-1) columns). See the module notes (R&W eq. 4.22)."""
-    x = np.atleast_2d(np.asarray(x, dtype=float))
-    d = x.shape[1]
-    if d < 2:
-        return x
-    i, j = np.triu_indices(d, k=1)
-    return np.column_stack([x, 0.5 * (x[:, i] - x[:, j]), 0.5 * (x[:, i] + x[:, j])])
-
-
-DIRECTIONS = ("axes", "pairs")
-
-# the length-scale prior is used from this many knobs up (with the diagonal directions): measured on 4-5
-# knobs (16-25 length scales, benchmarks/bench_tune.py); on a clean 2-knob diagonal ridge (4 length scales,
-# 14 points: tests/tune/test_tune_optimizer.py) it doubles the model's error, so small spaces keep
-# plain maximum likelihood
-LS_PRIOR_MIN_KNOBS = 4
+def default_local_every(d: int) -> int:
+    """A local step every k-th step: k = 2 up to 5 knobs; from 6 knobs up every step (k = 1: the
+    expected-improvement step only when every neighbour of the best points is measured). Chosen on the
+    library's 6-knob problem (c2m-10in serdes, seeds 0-4: median 83 -> 60 evaluations to 0.1 dB,
+    benchmarks/bench_tune.py; docs/tuning.md), where EI spends its steps on the far corners of the
+    36-length-scale model while the top is a long, bumpy diagonal ridge."""
+    return 2 if d <= 5 else 1
 
 
 def default_n_initial(d: int) -> int:
@@ -171,7 +125,8 @@ class GPOptimizer(BaseOptimizer):
     (EI/PI exploration, in standardized-margin units), ``kappa`` (LCB), ``n_candidates`` (feasible
     candidates sampled per ask), ``n_restarts`` (random marginal-likelihood restarts, every
     ``restart_every`` fits), ``noise`` (fit a white-noise term; keep ``True`` for measured margins),
-    ``local_every`` / ``kappa_local`` (a local UCB step every k-th step after the design; 0 = never),
+    ``local_every`` / ``kappa_local`` (a local UCB step every k-th step after the design; 0 = never;
+    default ``default_local_every``: 2, from 6 knobs up 1),
     ``local_on_success`` (a local step after every improving step), ``trust_region`` / ``tr_init`` /
     ``tr_success`` / ``tr_fail`` / ``tr_candidates`` / ``global_candidates`` (trust-region candidates,
     see the module notes), ``warp_y`` ("log" | "none") / ``warp_q`` / ``warp_scale`` / ``warp_gate``
@@ -197,7 +152,7 @@ class GPOptimizer(BaseOptimizer):
     def __init__(self, space: KnobSpace, *, seed: int | None = None, start: Mapping[str, float] | None = None,
                  ispace: IndexedSpace | None = None, n_initial: int | None = None, acq: str = "ei",
                  xi: float = 0.01, kappa: float = 1.96, n_candidates: int = 5000, n_restarts: int = 1,
-                 noise: bool = True, restart_every: int = 10, local_every: int = 2,
+                 noise: bool = True, restart_every: int = 10, local_every: int | None = None,
                  kappa_local: float = 1.0, trust_region: bool = True, tr_init: float = 0.5,
                  tr_success: int = 2, tr_fail: int | None = None, tr_candidates: int = 3000,
                  local_on_success: bool = False, global_candidates: int | None = None,
@@ -205,7 +160,8 @@ class GPOptimizer(BaseOptimizer):
                  noise_max: float = 1.0, warp_scale: float = 1.0, warp_gate: float = 4.0,
                  axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs",
                  ls_prior: float = 0.7, budget: int = 0, contenders: int = 3, boundary: bool = True,
-                 corners: int = 0, transfer: bool = True) -> None:
+                 corners: int = 0, transfer: bool = True, climb_starts: int = 5,
+                 climb_min: int = 100_000, fast_fit: bool = True) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -222,7 +178,7 @@ class GPOptimizer(BaseOptimizer):
         self.n_initial = min(n_init, nf) if nf is not None else n_init
         self.design: list[Key] = self._make_design()
         self.restart_every = int(restart_every)
-        self.local_every = int(local_every)
+        self.local_every = int(local_every) if local_every is not None else default_local_every(self.ispace.d)
         self.kappa_local = float(kappa_local)
         self.trust_region = bool(trust_region)
         self.tr_init = float(tr_init)
@@ -252,10 +208,13 @@ class GPOptimizer(BaseOptimizer):
         self.boundary = bool(boundary)
         self.corners = max(0, int(corners))
         self.transfer = bool(transfer)
+        self.climb_starts = max(0, int(climb_starts))
+        self.climb_min = max(0, int(climb_min))
+        self.fast_fit = bool(fast_fit)
         if self.corners:  # the design was made above without them
             self.design = self._make_design()
-        self._warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
-        self._model = None
+        self._warp: Warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
+        self._model: Any = None
         self._model_n = -1
         self._ystats = (0.0, 1.0)
         self._theta: dict[str, Any] = {}  # last fitted GP hyperparameters (log scale), see _fit
@@ -282,15 +241,17 @@ class GPOptimizer(BaseOptimizer):
                 "warp_scale": self.warp_scale, "warp_gate": self.warp_gate,
                 "axis_first": self.axis_first, "ls_min": self.ls_min, "directions": self.directions,
                 "ls_prior": self.ls_prior, "budget": self.budget, "contenders": self.contenders,
-                "boundary": self.boundary, "corners": self.corners, "transfer": self.transfer}
+                "boundary": self.boundary, "corners": self.corners, "transfer": self.transfer,
+                "climb_starts": self.climb_starts, "climb_min": self.climb_min, "fast_fit": self.fast_fit}
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any], space: KnobSpace):
+    def from_state(cls, state: Mapping[str, Any], space: KnobSpace) -> Any:
         cfg = dict(state.get("config") or {})
         cfg.setdefault("directions", "axes")  # saved before diagonal directions existed: resume as it ran
         cfg.setdefault("ls_prior", 0.0)  # saved before the length-scale prior existed: maximum likelihood
         cfg.setdefault("boundary", False)  # saved before the range-limit candidates existed
         cfg.setdefault("transfer", False)  # saved before transfer existed: no prior from earlier groups
+        cfg.setdefault("climb_starts", 0)  # saved before the acquisition's local search existed
         return super().from_state({**state, "config": cfg}, space)
 
     def _uses_pairs(self) -> bool:
@@ -330,7 +291,7 @@ class GPOptimizer(BaseOptimizer):
         (``keep_start`` and a start given), else the earlier lanes' best."""
         from eqtune.tune.base import _full
 
-        keys = [self.ispace.key_of(_full(self.space, p), option="prior point") for p, _ in observations]
+        keys = [self.ispace.key_of(_full(self.space, p) or {}, option="prior point") for p, _ in observations]
         ys = [float(m) for _, m in observations]
         if not keys:
             return
@@ -363,13 +324,13 @@ class GPOptimizer(BaseOptimizer):
             warnings.simplefilter("ignore")  # balance-property warning for non powers of two
             u = qmc.Sobol(isp.d, scramble=True, seed=self.seed).random_base2(m)[:n_sobol]
         rng = rng_for(self.seed, 0, 7)
-        for key in self._corner_keys(getattr(self, "corners", 0)):
-            if key not in design:
-                design.append(key)
+        for corner in self._corner_keys(getattr(self, "corners", 0)):
+            if corner not in design:
+                design.append(corner)
         for row in u:
             target = np.minimum(np.floor(row * isp.n_levels), isp.n_levels - 1).astype(float)
-            key = tuple(int(v) for v in target)
-            if key in design or not isp.is_feasible(key):
+            key: Key | None = tuple(int(v) for v in target)
+            if key is None or key in design or not isp.is_feasible(key):
                 key = isp.nearest_feasible(target, set(design), rng)
                 if key is None:
                     break
@@ -396,7 +357,7 @@ class GPOptimizer(BaseOptimizer):
         return len(self._seen) < self.n_initial
 
     # -- model ---------------------------------------------------------------------------------
-    def _fit(self):
+    def _fit(self) -> Any:
         """The GP fitted to all observations (cached per observation count); None if < 2 distinct."""
         n = len(self.ys)
         if self._model_n == n:
@@ -413,7 +374,6 @@ class GPOptimizer(BaseOptimizer):
             return self._model
         if len(self._seen) < 2:
             return None
-        from skopt.learning import GaussianProcessRegressor
         from skopt.learning.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         isp = self.ispace
@@ -451,10 +411,16 @@ class GPOptimizer(BaseOptimizer):
             kernel = kernel.clone_with_theta(np.asarray(start_used))
         # one random restart every ``restart_every`` fits keeps the warm start out of poor local optima
         restarts = self.n_restarts if (start_used is None or n % self.restart_every == 0) else 0
-        gp = GaussianProcessRegressor(
+        # fast_fit: the same likelihood and posterior as scikit-learn's, computed faster (gp_kernel.py);
+        # off = scikit-learn's own (the before of the benchmark's timing). MaternLML assumes the theta
+        # layout (constant, length scales[, free white noise]): any other kernel uses scikit-learn's.
+        fast_lml = self.fast_fit and len(kernel.theta) == 1 + X.shape[1] + (1 if self.noise else 0)
+        alpha = self._alpha(y, sd)  # known per-observation noise (tune.recommend) + jitter
+        gp = (fast_gpr if self.fast_fit else _skopt_gpr)(
             kernel=kernel, normalize_y=False, n_restarts_optimizer=restarts,
-            optimizer=_lbfgs(30 if start_used is not None else 200, prior),
-            noise="gaussian" if self.noise else None, alpha=self._alpha(y, sd),
+            optimizer=_lbfgs(30 if start_used is not None else 200, prior,
+                             fast=MaternLML(X, t, noise=self.noise, alpha=alpha) if fast_lml else None),
+            noise="gaussian" if self.noise else None, alpha=alpha,
             random_state=int(rng_for(self.seed, n, 3).integers(0, 2**31 - 1)),
         )
         with warnings.catch_warnings(), _one_thread():
@@ -479,44 +445,19 @@ class GPOptimizer(BaseOptimizer):
         return 1e-8 if v is None else v + 1e-8
 
     def _warp_fit(self, y: np.ndarray) -> np.ndarray:
-        """Output warping: margins below the median are compressed logarithmically (closed eyes reach
-        hundreds of mV below zero; left linear, that tail sets the GP's output scale and flattens the
-        top, where 0.1 dB is decided). Monotone, so rankings and the argmax are unchanged."""
-        self._warp = (0.0, 0.0)
-        if self.warp_y != "log" or len(y) < 3:
-            return y
-        med = float(np.quantile(y, self.warp_q))
-        scale = self.warp_scale * (float(np.max(y)) - med)
-        if not np.isfinite(scale) or scale <= 1e-12:
-            return y
-        if med - float(np.min(y)) < self.warp_gate * scale:
-            return y  # the lower tail does not dominate the output scale: leave it linear
-        self._warp = (med, scale)
-        return self._warp_apply(y)
+        """Output warping of the margins (``eqtune.tune.warp``); sets ``_warp`` for the inverse."""
+        self._warp = warp_params(y, mode=self.warp_y, q=self.warp_q, scale=self.warp_scale, gate=self.warp_gate)
+        return warp_apply(y, self._warp)
 
     def _warp_apply(self, y: np.ndarray) -> np.ndarray:
-        med, scale = self._warp
-        if scale <= 0.0:
-            return y
-        below = y < med
-        out = np.array(y, dtype=float)
-        out[below] = med - scale * np.log1p((med - y[below]) / scale)
-        return out
+        return warp_apply(y, self._warp)
 
     def _warp_inverse(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Original-unit values of warped values ``t``, and the derivative dy/dt (for the sd)."""
-        med, scale = self._warp
-        t = np.asarray(t, dtype=float)
-        if scale <= 0.0:
-            return t, np.ones_like(t)
-        below = t < med
-        y, dy = t.copy(), np.ones_like(t)
-        e = np.exp(np.minimum((med - t[below]) / scale, 700.0))
-        y[below] = med - scale * (e - 1.0)
-        dy[below] = e
-        return y, dy
+        return warp_inverse(t, self._warp)
 
-    def _predict(self, keys: np.ndarray, return_std: bool = False):
+
+    def _predict(self, keys: np.ndarray, return_std: bool = False) -> Any:
         gp = self._fit()
         X = self._inputs(keys)
         with warnings.catch_warnings():
@@ -597,145 +538,17 @@ class GPOptimizer(BaseOptimizer):
                 return key
         return None
 
+    # -- where to look next (eqtune.tune.acquisition) ---------------------------------------------
     def _candidates(self, taken: set[Key]) -> np.ndarray:
-        isp = self.ispace
-        rng = rng_for(self.seed, len(self.ys), len(self.pending), 1)
-        top = self.ranked()[:3]
-        n_global = self.n_candidates
-        parts = []
-        if self.trust_region and top:
-            box = self._tr_box(top[0], rng)
-            if len(box):
-                parts.append(box)
-                n_global = self.global_candidates if self.global_candidates is not None else self.n_candidates // 2
-        parts.append(isp.sample(rng, n_global))
-        parts.append(isp.neighbours(top, radius=1))
-        if self.boundary and top:
-            parts.append(self._limit_moves(top[:2]))
-        if isp.d <= 4:
-            parts.append(isp.neighbours(top[:1], radius=2))
-        cands = np.unique(np.concatenate(parts).astype(np.int32), axis=0)
-        if taken:
-            t = keys_array(sorted(taken), isp.d)
-            # rows of cands not in taken (exact integer match)
-            view = np.ascontiguousarray(cands).view([("", cands.dtype)] * isp.d).ravel()
-            tview = np.ascontiguousarray(t.astype(cands.dtype)).view([("", cands.dtype)] * isp.d).ravel()
-            cands = cands[~np.isin(view, tview)]
-        return cands
+        return acquisition.candidates(self, taken)
 
     def _limit_moves(self, keys: list[Key]) -> np.ndarray:
         return limit_moves(self.ispace, keys)
 
-    # -- trust region (TuRBO-style, in level-index space) -------------------------------------------
     def tr_length(self) -> tuple[float, bool]:
-        """Side of the trust-region box (fraction of each knob's range) and whether the last
-        observation improved on the best so far. Replayed from the observations alone (success and
-        failure counts after the initial design: expand after ``tr_success`` improvements in a row,
-        halve after ``tr_fail`` failures in a row, restart at ``tr_init`` below one level), so the
-        state needs nothing beyond the observations."""
-        ys = self.ys
-        n0 = min(self.n_initial, len(ys))
-        if n0 == 0:
-            return self.tr_init, False
-        length = self.tr_init
-        lmin = 1.0 / float(np.max(self.ispace._den))
-        best = max(ys[:n0])
-        sd = float(np.std(ys)) if len(ys) > 1 else 0.0
-        tol = 1e-3 * (sd if sd > 0 else 1.0)
-        succ = fail = 0
-        improved = False
-        for y in ys[n0:]:
-            improved = y > best + tol
-            if improved:
-                succ, fail = succ + 1, 0
-            else:
-                succ, fail = 0, fail + 1
-            best = max(best, y)
-            if succ >= self.tr_success:
-                length, succ = min(2.0 * length, 1.0), 0
-            elif fail >= self.tr_fail:
-                length, fail = length / 2.0, 0
-                if length < lmin:
-                    length = self.tr_init
-        return length, improved
-
-    def _tr_box(self, center: Key, rng: np.random.Generator) -> np.ndarray:
-        """Feasible points in the trust-region box around ``center`` (at least its radius-1 neighbours),
-        up to ``tr_candidates`` of them (uniform subsample)."""
-        isp = self.ispace
-        length, _ = self.tr_length()
-        half = np.maximum(np.floor(0.5 * length * isp._den + 1e-9), 1).astype(int)
-        c = np.asarray(center, dtype=int)
-        lo, hi = np.maximum(c - half, 0), np.minimum(c + half, isp.n_levels - 1)
-        if isp.grid is not None:
-            g = isp.grid
-            rows = g[np.all((g >= lo[None, :]) & (g <= hi[None, :]), axis=1)]
-            if len(rows) > self.tr_candidates:
-                rows = rows[np.sort(rng.choice(len(rows), size=self.tr_candidates, replace=False))]
-            return rows
-        n = 4 * self.tr_candidates
-        idx = np.stack([rng.integers(a, b + 1, size=n) for a, b in zip(lo, hi)], axis=1).astype(np.int32)
-        idx = np.unique(idx[isp.space.feasible(isp.values(idx))], axis=0)
-        return idx[: self.tr_candidates]
-
-    def _local_step(self, taken: set[Key]) -> Key | None:
-        """Exploit: the untried Chebyshev neighbour (radius 1) of the best points with the highest
-        upper confidence bound, or None when all of them have been measured."""
-        isp = self.ispace
-        means = self.mean_by_point()
-        by_obs = sorted(means, key=lambda k: -means[k][0])[:2]
-        tops = list(dict.fromkeys(self.ranked()[:2] + by_obs))
-        stages: list[tuple[list[Key], int, bool]] = []
-        if self.axis_first:
-            # coordinate moves of the incumbent first: one knob one code up or down (2d points)
-            stages.append((list(dict.fromkeys(self.ranked()[:1] + by_obs[:1])), 1, True))
-        stages += [(tops, 1, False), (tops, 2, False)]
-        for centres, radius, axis in stages:
-            nb = isp.neighbours(centres, radius=radius, axis_only=axis)
-            if len(nb):
-                nb = nb[np.array([tuple(int(v) for v in r) not in taken for r in nb])]
-            if len(nb):
-                break
-        else:
-            return None
-        t_mean, t_std = self._predict(nb, return_std=True)
-        score = -np.asarray(t_mean) + self.kappa_local * np.asarray(t_std)
-        return tuple(int(v) for v in nb[int(np.argmax(score))])
+        """Side of the trust-region box and whether the last observation improved the best
+        (``eqtune.tune.acquisition.tr_length``)."""
+        return acquisition.tr_length(self)
 
     def _acquire(self, taken: set[Key]) -> Key | None:
-        from skopt.acquisition import gaussian_ei, gaussian_lcb, gaussian_pi
-
-        n_bo = len(self.ys) - self.n_initial  # BO steps so far (the state holds everything needed)
-        local = bool(self.local_every) and n_bo >= 0 and n_bo % self.local_every == self.local_every - 1
-        if not local and self.local_on_success and n_bo >= 1 and self.tr_length()[1]:
-            local = True  # the last step improved the best: climb on from there first
-        if local:
-            key = self._local_step(taken)
-            if key is not None:
-                return key
-        cands = self._candidates(taken)
-        if len(cands) == 0:
-            return self._any_untaken(taken)
-        gp = self._fit()
-        X = self._inputs(cands)
-        exploit = bool(self.exploit_every) and n_bo >= 0 and n_bo % self.exploit_every == self.exploit_every - 1
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if exploit:
-                score = -np.asarray(gp.predict(X), dtype=float)
-            elif self.acq == "lcb":
-                score = -gaussian_lcb(X, gp, kappa=self.kappa)
-            else:
-                # incumbent = best posterior mean over evaluated points (noise-robust EI/PI)
-                ev = keys_array(list(self.mean_by_point()), self.ispace.d)
-                y_opt = float(np.min(gp.predict(self._inputs(ev))))
-                fn = gaussian_ei if self.acq == "ei" else gaussian_pi
-                score = fn(X, gp, y_opt=y_opt, xi=self.xi)
-        score = np.asarray(score, dtype=float)
-        if not np.any(np.isfinite(score)) or np.nanmax(score) <= 0.0:
-            # EI underflows to 0 everywhere once the model is confident: exploit the posterior mean
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                score = -np.asarray(gp.predict(X), dtype=float)
-        best = int(np.nanargmax(score))  # first maximum: deterministic
-        return tuple(int(v) for v in cands[best])
+        return acquisition.acquire(self, taken)

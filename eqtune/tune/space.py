@@ -41,6 +41,7 @@ class IndexedSpace:
         self._den = np.maximum(self.n_levels - 1, 1).astype(float)
         self._lookup = [{round(float(v), 9): i for i, v in enumerate(lv)} for lv in self.levels]
         self.grid: np.ndarray | None = None  # feasible index matrix (rows), when enumerated
+        self._col0: np.ndarray | None = None  # the grid's first column, contiguous (``in_box``)
         total = int(np.prod(self.n_levels.astype(float)))
         self.size = total
         if total <= max_enumerate:
@@ -86,8 +87,8 @@ class IndexedSpace:
 
     def scaled(self, idx: np.ndarray) -> np.ndarray:
         """Level indices scaled to [0, 1] per knob (the GP's input space)."""
-        ret: np.ndarray = np.atleast_2d(np.asarray(idx, dtype=float)) / self._den
-        return ret
+        out: np.ndarray = np.atleast_2d(np.asarray(idx, dtype=float)) / self._den
+        return out
 
     def key_of(self, point: Mapping[str, float], *, option: str = "point") -> Key:
         """Level indices of a point (only the tuned knobs are read; others are ignored)."""
@@ -134,10 +135,27 @@ class IndexedSpace:
     def is_feasible(self, key: Sequence[int]) -> bool:
         return bool(self.space.feasible(self.values(np.asarray(key)[None, :]))[0])
 
+    def in_box(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Rows of the enumerated grid with lo <= level <= hi in every knob. The grid is in C order, so
+        the rows within the first knob's range are one contiguous slice (binary search); the other
+        knobs are then compared column by column on that slice only."""
+        assert self.grid is not None
+        if self._col0 is None:
+            self._col0 = np.ascontiguousarray(self.grid[:, 0])
+        a = int(np.searchsorted(self._col0, lo[0], side="left"))
+        b = int(np.searchsorted(self._col0, hi[0], side="right"))
+        part = self.grid[a:b]
+        mask = np.ones(len(part), dtype=bool)
+        for j in range(1, self.d):
+            col = part[:, j]
+            mask &= (col >= lo[j]) & (col <= hi[j])
+        return part[mask]
+
     # -- sampling ------------------------------------------------------------------------------
     def _sample_raw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         idx = np.stack([rng.integers(0, m, size=n) for m in self.n_levels], axis=1).astype(np.int32)
-        return idx[self.space.feasible(self.values(idx))]
+        out: np.ndarray = idx[self.space.feasible(self.values(idx))]
+        return out
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Up to ``n`` distinct feasible index rows drawn uniformly over the feasible set."""
@@ -154,18 +172,19 @@ class IndexedSpace:
     def neighbours(self, keys: Iterable[Sequence[int]], radius: int = 1, *, axis_only: bool = False) -> np.ndarray:
         """Feasible points within ``radius`` levels of any of ``keys`` in every knob (Chebyshev ball);
         ``axis_only``: only the moves of one knob at a time (coordinate neighbours)."""
-        key_rows = [np.asarray(k, dtype=np.int32) for k in keys]
-        if not key_rows:
+        centres = [np.asarray(k, dtype=np.int32) for k in keys]
+        if not centres:
             return np.zeros((0, self.d), dtype=np.int32)
         steps = np.arange(-radius, radius + 1)
         offs = np.stack(np.meshgrid(*([steps] * self.d), indexing="ij"), axis=-1).reshape(-1, self.d)
         if len(offs) > 4096 or axis_only:  # high dimension: axis moves only
             eye = np.eye(self.d, dtype=int)
             offs = np.concatenate([eye * s for s in steps if s != 0])
-        rows = np.concatenate([k[None, :] + offs for k in key_rows])
+        rows = np.concatenate([k[None, :] + offs for k in centres])
         ok = np.all((rows >= 0) & (rows < self.n_levels[None, :]), axis=1)
         rows = np.unique(rows[ok], axis=0).astype(np.int32)
-        return rows[self.space.feasible(self.values(rows))]
+        out: np.ndarray = rows[self.space.feasible(self.values(rows))]
+        return out
 
     def nearest_feasible(self, target: np.ndarray, exclude: set[Key], rng: np.random.Generator) -> Key | None:
         """The feasible point nearest (scaled Euclidean) to fractional index ``target`` not in ``exclude``."""
@@ -173,7 +192,13 @@ class IndexedSpace:
             [self.sample(rng, 20_000), self.neighbours([np.clip(np.rint(target), 0, self.n_levels - 1)], 2)]
         )
         dist = np.sum((self.scaled(pool) - self.scaled(target[None, :])) ** 2, axis=1)
-        for i in np.argsort(dist, kind="stable"):
+        # the len(exclude) + 1 nearest are enough (stable order among them); a full sort of a large
+        # grid costs tens of ms
+        m = min(len(exclude) + 1, len(dist))
+        cut = np.partition(dist, m - 1)[m - 1]
+        near = np.flatnonzero(dist <= cut)  # every tie at the cut too: the same order as a stable sort
+        near = near[np.lexsort((near, dist[near]))]
+        for i in near:
             k = tuple(int(v) for v in pool[i])
             if k not in exclude:
                 return k
