@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from eqtune.errors import TuneError
+from eqtune.jsonutil import finite_or_none
 
 #: 95 % upper bound of a zero-error Poisson count (Garwood), as ``eqtune.tune.live.K0_95``
 K0_95 = -math.log(0.05)
@@ -124,11 +125,8 @@ def observation_variance(metrics: Mapping[str, Any] | None) -> float | None:
     """The margin variance a measurement reported (``metrics["margin_var"]``), None when unknown."""
     if not metrics:
         return None
-    v = metrics.get(VARIANCE_KEY)
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) and v >= 0.0 else None
+    v = finite_or_none(metrics.get(VARIANCE_KEY))
+    return v if v is not None and v >= 0.0 else None
 
 
 def standardized_variances(variances: Sequence[float | None], y: np.ndarray, warp: tuple[float, float],

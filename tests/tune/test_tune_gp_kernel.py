@@ -39,6 +39,26 @@ def test_fast_log_marginal_likelihood_is_sklearns(seed):
     np.testing.assert_allclose(-got_grad, want_grad, rtol=1e-8, atol=1e-9)
 
 
+def test_fast_log_marginal_likelihood_with_known_per_observation_noise_is_sklearns():
+    """Per-observation alpha (the known variances of noisy BER counts, eqtune.tune.recommend, added on
+    the diagonal as scikit-learn's array ``alpha``): same value and gradient as scikit-learn."""
+    from skopt.learning import GaussianProcessRegressor
+
+    rng = np.random.default_rng(9)
+    X = pair_features(rng.random((30, 5)))
+    y = rng.standard_normal(30)
+    alpha = 1e-8 + rng.uniform(0.0, 0.2, 30) * (rng.random(30) < 0.7)  # some known, some unknown (0)
+    k = _kernel(X.shape[1])
+    gp = GaussianProcessRegressor(kernel=k, alpha=alpha, noise="gaussian", optimizer=None).fit(X, y)
+    theta = k.theta + rng.normal(0.0, 0.5, len(k.theta))
+    want, want_grad = gp.log_marginal_likelihood(theta, eval_gradient=True)
+    got, got_grad = MaternLML(X, y, noise=True, alpha=alpha)(theta)
+    assert -got == pytest.approx(want, rel=1e-10)
+    np.testing.assert_allclose(-got_grad, want_grad, rtol=1e-8, atol=1e-9)
+    # a scalar alpha would be a different likelihood: the array is really used
+    assert MaternLML(X, y, noise=True, alpha=1e-8)(theta)[0] != pytest.approx(got, rel=1e-6)
+
+
 def test_fast_log_marginal_likelihood_without_noise_term_and_singular_kernel():
     from skopt.learning import GaussianProcessRegressor
     from skopt.learning.gaussian_process.kernels import ConstantKernel, Matern
