@@ -7,39 +7,16 @@ Procedure and registers from FBOSS ``fboss/qsfp_service/module/cmis/CmisModule.c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
 
 from eqtune.drivers import cmis_map as M
+from eqtune.drivers.cmis_parts import DriverParts
 from eqtune.drivers.measurement import BerCount
 from eqtune.errors import DeviceError, EqRangeError, ModuleError
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
-    from eqtune.drivers.cmis_policy import CmisTiming
-    from eqtune.drivers.cmis_types import EqCapabilities
-    from eqtune.drivers.transport import PagedRegisters, Transport
-
-_T = TypeVar("_T")
-
-
-class PrbsMixin:
+class PrbsMixin(DriverParts):
     """Needs ``regs``, ``transport``, ``resource``, ``timing``, ``_settle_until``, ``capabilities()``
     and ``_check_lane()`` of :class:`eqtune.drivers.cmis.CmisDriver`."""
-
-    if TYPE_CHECKING:  # provided by eqtune.drivers.cmis.CmisDriver
-        regs: PagedRegisters
-        transport: Transport
-        resource: str
-        timing: CmisTiming
-        _settle_until: float
-
-        def capabilities(self, refresh: bool = False) -> EqCapabilities: ...
-
-        def _check_lane(self, lane: int) -> None: ...
-
-        def _poll(self, what: str, check: Callable[[], _T | None], timeout_s: float | None = None,
-                  interval_s: float | None = None) -> _T: ...
 
     # ------------------------------------------------------------------ diagnostics (pages 13h/14h)
     def _select_diag(self, selector: int) -> None:

@@ -11,20 +11,12 @@ not advertise is None (never 0).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from eqtune.drivers import cmis_map as M
+from eqtune.drivers.cmis_parts import DriverParts
 from eqtune.drivers.cmis_types import VdmFlags, VdmLane, VdmThreshold
 from eqtune.errors import ModuleError
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from eqtune.drivers.cmis_policy import CmisTiming
-    from eqtune.drivers.cmis_types import EqCapabilities
-    from eqtune.drivers.transport import PagedRegisters, Transport
-
-_T = TypeVar("_T")
 
 __all__ = ["VdmFlags", "VdmLane", "VdmMixin", "VdmThreshold", "decode", "parse_group", "to_lanes"]
 
@@ -56,23 +48,9 @@ def to_lanes(out: dict[int, dict[str, Any]]) -> dict[int, VdmLane]:
     return {lane: VdmLane(lane=lane, **row) for lane, row in sorted(out.items())}
 
 
-class VdmMixin:
+class VdmMixin(DriverParts):
     """:meth:`vdm` for :class:`eqtune.drivers.cmis.CmisDriver` (needs ``regs``, ``transport``,
     ``resource``, ``timing``, ``capabilities()`` and ``_poll()``)."""
-
-    if TYPE_CHECKING:  # provided by eqtune.drivers.cmis.CmisDriver
-        regs: PagedRegisters
-        transport: Transport
-        resource: str
-        timing: CmisTiming
-        _settle_until: float
-
-        def capabilities(self, refresh: bool = False) -> EqCapabilities: ...
-
-        def _check_lane(self, lane: int) -> None: ...
-
-        def _poll(self, what: str, check: Callable[[], _T | None], timeout_s: float | None = None,
-                  interval_s: float | None = None) -> _T: ...
 
     # ------------------------------------------------------------------ VDM (pages 20h-2Fh)
     def vdm(self, lanes: Sequence[int] | None = None, *, freeze: bool = True) -> dict[int, VdmLane]:
