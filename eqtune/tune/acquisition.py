@@ -167,84 +167,12 @@ def tr_box(opt: GPOptimizer, center: Key, rng: np.random.Generator) -> IntArray:
     return np.asarray(idx[: opt.tr_candidates], dtype=np.int32)
 
 
-# -- restarts in another basin ---------------------------------------------------------------------------
-def stall_steps(opt: GPOptimizer) -> int:
-    """Steps after the initial design since the best observed margin last improved (by more than
-    1e-3 of the margins' sd, as in ``tr_length``)."""
-    ys = opt.ys
-    n0 = min(opt.n_initial, len(ys))
-    if n0 == 0:
-        return 0
-    best = max(ys[:n0])
-    sd = float(np.std(ys)) if len(ys) > 1 else 0.0
-    tol = 1e-3 * (sd if sd > 0 else 1.0)
-    stall = 0
-    for y in ys[n0:]:
-        stall = 0 if y > best + tol else stall + 1
-        best = max(best, y)
-    return stall
-
-
-def basin_centres(opt: GPOptimizer, radius: float) -> list[Key]:
-    """The measured points, best posterior mean first, keeping only those farther than ``radius``
-    (Chebyshev distance of the scaled levels, 0..1) from every point kept before: one point a basin."""
-    kept: list[Key] = []
-    xs: list[NDArray[np.float64]] = []
-    for key in opt.ranked():
-        x = opt.ispace.scaled(np.asarray(key))[0]
-        if all(float(np.max(np.abs(x - c))) > radius for c in xs):
-            kept.append(key)
-            xs.append(x)
-    return kept
-
-
-def focus(opt: GPOptimizer) -> Key | None:
-    """Where the local steps and the trust region are centred: None = the usual (the best points).
-    After ``restart_after`` steps without a better margin, the best point of the next of the
-    ``restart_basins`` best basins (``basin_centres``), in turn, each for ``restart_after`` steps: a
-    TuRBO-style restart (Eriksson et al. 2019, sec. 3) at a measured point of another basin instead
-    of a random one, so a run stuck on one ridge branch climbs the other."""
-    k = int(getattr(opt, "restart_after", 0))
-    if k <= 0:
-        return None
-    phase = stall_steps(opt) // k
-    if phase == 0:
-        return None
-    basins = basin_centres(opt, opt.restart_radius)[: max(1, opt.restart_basins)]
-    if len(basins) < 2:
-        return None
-    return basins[phase % len(basins)]
-
-
-def probe(opt: GPOptimizer, taken: set[Key]) -> Key | None:
-    """At the start of each restart phase (``restart_probe``): the untaken feasible sample point with
-    the best upper confidence bound (``kappa_local``) farther than ``restart_radius`` from the
-    incumbent, so the next basin may be one never measured."""
-    k = int(getattr(opt, "restart_after", 0))
-    stall = stall_steps(opt)
-    if k <= 0 or not opt.restart_probe or stall == 0 or stall % k:
-        return None
-    isp = opt.ispace
-    rng = rng_for(opt.seed, len(opt.ys), len(opt.pending), 5)
-    rows = untaken(isp, isp.sample(rng, opt.n_candidates), taken)
-    inc = isp.scaled(np.asarray(opt.ranked()[0]))[0]
-    rows = rows[np.max(np.abs(isp.scaled(rows) - inc[None, :]), axis=1) > opt.restart_radius]
-    if not len(rows):
-        return None
-    t_mean, t_std = opt._predict(rows, return_std=True)
-    score = -np.asarray(t_mean) + opt.kappa_local * np.asarray(t_std)
-    return tuple(int(v) for v in rows[int(np.argmax(score))])
-
-
 # -- candidates and steps ------------------------------------------------------------------------------
 def candidates(opt: GPOptimizer, taken: set[Key]) -> IntArray:
     """The feasible, untaken candidates the acquisition is scored on (see the module notes)."""
     isp = opt.ispace
     rng = rng_for(opt.seed, len(opt.ys), len(opt.pending), 1)
     top = opt.ranked()[:3]
-    centre = focus(opt)
-    if centre is not None:
-        top = [centre]
     n_global = opt.n_candidates
     parts = []
     if opt.trust_region and top:
@@ -269,9 +197,6 @@ def local_step(opt: GPOptimizer, taken: set[Key]) -> Key | None:
     means = opt.mean_by_point()
     by_obs = sorted(means, key=lambda k: -means[k][0])[:2]
     tops = list(dict.fromkeys(opt.ranked()[:2] + by_obs))
-    centre = focus(opt)
-    if centre is not None:
-        tops = [centre]
     stages: list[tuple[list[Key], int, bool]] = []
     if opt.axis_first:
         # coordinate moves of the incumbent first: one knob one code up or down (2d points)
@@ -322,9 +247,6 @@ def acquire(opt: GPOptimizer, taken: set[Key]) -> Key | None:
     local = bool(opt.local_every) and n_bo >= 0 and n_bo % opt.local_every == opt.local_every - 1
     if not local and opt.local_on_success and n_bo >= 1 and tr_length(opt)[1]:
         local = True  # the last step improved the best: climb on from there first
-    key = probe(opt, taken)
-    if key is not None:
-        return key
     if local:
         key = local_step(opt, taken)
         if key is not None:

@@ -161,8 +161,7 @@ class GPOptimizer(BaseOptimizer):
                  axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs",
                  ls_prior: float = 0.7, budget: int = 0, contenders: int = 3, boundary: bool = True,
                  corners: int = 0, transfer: bool = True, climb_starts: int = 5,
-                 climb_min: int = 100_000, fast_fit: bool = True, restart_after: int = 0,
-                 restart_radius: float = 0.25, restart_basins: int = 2, restart_probe: bool = False, closed_floor: bool = False) -> None:
+                 climb_min: int = 100_000, fast_fit: bool = True) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -212,11 +211,6 @@ class GPOptimizer(BaseOptimizer):
         self.climb_starts = max(0, int(climb_starts))
         self.climb_min = max(0, int(climb_min))
         self.fast_fit = bool(fast_fit)
-        self.restart_after = max(0, int(restart_after))
-        self.restart_radius = float(restart_radius)
-        self.restart_basins = max(1, int(restart_basins))
-        self.restart_probe = bool(restart_probe)
-        self.closed_floor = bool(closed_floor)
         if self.corners:  # the design was made above without them
             self.design = self._make_design()
         self._warp: Warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
@@ -452,10 +446,6 @@ class GPOptimizer(BaseOptimizer):
 
     def _warp_fit(self, y: np.ndarray) -> np.ndarray:
         """Output warping of the margins (``eqtune.tune.warp``); sets ``_warp`` for the inverse."""
-        if getattr(self, "closed_floor", False) and int(np.sum(y > 0.0)) >= 3:
-            # closed eyes as censored: every closed eye at the worst open margin's level minus a step
-            op = y[y > 0.0]
-            y = np.maximum(y, -0.25 * float(np.max(op) - np.min(op)))
         self._warp = warp_params(y, mode=self.warp_y, q=self.warp_q, scale=self.warp_scale, gate=self.warp_gate)
         return warp_apply(y, self._warp)
 
