@@ -82,7 +82,7 @@ def test_thompson_step_finds_the_top_of_a_well_measured_bowl():
 
 def test_thompson_step_is_determined_by_seed_and_observation_count(table_10in):
     """The same observations and seed give the same TS proposal (twice in a row, and after a JSON state
-    round trip); the draw itself changes with the seed and with the number of observations."""
+    round trip); the draw itself is a function of (seed, observations, pending) and changes with the seed."""
     table, _ = table_10in
     a = GPOptimizer(table.space, seed=11, start=table.default_point(), ts_every=1)
     _drive(a, table, 14)
