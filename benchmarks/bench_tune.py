@@ -112,6 +112,11 @@ if _IEEE is not None:
 PROBLEMS += [("c2m-16in serdes 6 knobs", "c2m-16in", "serdes", _SIX)]
 
 
+# fields that say where a channel was read from, not what it is: left out of the grid's key, so the same
+# channel read from another checkout (a worktree, a fresh clone) finds its cached grid
+WHERE_FROM = frozenset({"source"})
+
+
 def _digest_update(h, obj) -> None:
     """Feed the numbers and words that define ``obj`` (arrays, dataclasses, dicts, scalars) to hash ``h``."""
     import dataclasses
@@ -122,6 +127,8 @@ def _digest_update(h, obj) -> None:
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         h.update(type(obj).__name__.encode())
         for f in dataclasses.fields(obj):
+            if f.name in WHERE_FROM:
+                continue
             h.update(f.name.encode())
             _digest_update(h, getattr(obj, f.name))
     elif isinstance(obj, dict):
@@ -158,7 +165,7 @@ def grid_key(src: SimulationSource, knobs: list[str], direction: str) -> str:
     h = hashlib.sha256()
     _digest_update(h, src.channel)
     for _, d, eng in src._engines:
-        _digest_update(h, (d, repr(getattr(eng, "profile", None))))
+        _digest_update(h, (d, getattr(eng, "profile", None)))  # its fields, not its repr (which names its file)
     _digest_update(h, (direction, list(knobs), [list(k.values) for k in src.space.knobs], src.objective,
                        src.ber, dict(src.space.fixed)))
     h.update(engine_version().encode())

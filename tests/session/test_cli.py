@@ -127,3 +127,21 @@ def test_session_show_eye_draws_the_model_eye_of_the_held_codes(tmp_path):
     assert f"tx_eq={held['tx_eq']}" in lines[cap] and "module_rx" in lines[cap]
     pic = [ln[2:] for ln in lines[cap + 1: cap + 16]]
     assert len(pic) == 15 and all(len(row) == 64 for row in pic) and any(row[32] == "|" for row in pic)
+
+
+def test_live_refuses_simulation_knobs_before_any_journal(tmp_path):
+    """A knob the module cannot set (a host TX FFE tap, a CTLE code) is refused in one line, exit 2,
+    before the module is opened or a session journal created (it used to leave a failed session)."""
+    code, out = run("tune", "c2m-10in", "--live", "--module", "emu:c2m-10in?fast=1&settle_ms=0", "--lane", "1",
+                    "--module-ber", "--budget", "5", "--knobs", "tx_cm3,rx_pre", "--sessions", str(tmp_path))
+    assert code == 2, out
+    assert out.startswith("eqtune: error: --knobs tx_cm3: live tuning sets module codes only") and out.count("\n") == 1
+    assert "--sim" in out
+    assert not any(tmp_path.iterdir()), "no session folder may be created for a refused configuration"
+    # the same check guards the Python API
+    import pytest
+
+    from eqtune.errors import InputError
+    with pytest.raises(InputError, match="ctle_gdc"):
+        LiveTuner.create(LiveConfig(module="emu:c2m-10in", lanes=[1], knobs=["ctle_gdc"]), sessions_dir=tmp_path)
+    assert not any(tmp_path.iterdir())
