@@ -105,7 +105,7 @@ _SIX_HELD_OUT = [
 ]
 if _IEEE is not None:
     PROBLEMS += [(n, str(_IEEE / rel), "serdes", _SIX) for n, rel in _SIX_HELD_OUT]
-# a second library 6-knob problem (session 8, settings may be chosen on it): 7.5 % of the codes open the
+# a second library 6-knob problem (session 7, settings may be chosen on it): 7.5 % of the codes open the
 # eye, one code within 0.1 dB of the optimum (5.32 mV), and a second ridge branch 0.28 dB lower
 # (tx_c1 -0.02, ctle_gdc -9 dB against -0.18, -2 dB at the optimum): the library's analogue of the
 # held-out tracy 10 in trap. Appended so the indices above stay (16 with the IEEE channels present).

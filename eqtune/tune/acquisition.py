@@ -15,17 +15,6 @@ every random choice derives from ``(seed, number of observations)``.
   SMAC: Hutter, Hoos & Leyton-Brown, "Sequential model-based optimization for general algorithm
   configuration", LION 2011, sec. 4.3; BoTorch's ``optimize_acqf_discrete_local_search``).
 * local steps: the untried neighbour of the best points with the highest upper confidence bound.
-* Thompson-sampling steps (``ts_every`` / ``ts_stall``, off by default): the maximum of one joint draw
-  of the GP posterior over ``ts_candidates`` of the candidates (Thompson, "On the likelihood that one
-  unknown probability exceeds another in view of the evidence of two samples", Biometrika 25, 1933;
-  Russo, Van Roy, Kazerouni, Osband & Wen, "A tutorial on Thompson sampling", Foundations and Trends in
-  Machine Learning 11(1), 2018, sec. 3 and 7 for the Gaussian case). The draw is exact on the finite
-  candidate set: mean + L z with L the Cholesky factor of the joint posterior covariance (R&W 2006
-  eq. 2.24 and appendix A.2: drawing from a multivariate Gaussian), z standard normal from
-  ``rng_for(seed, observations, pending, 9)``. A candidate-set draw is not a function that can be
-  evaluated elsewhere, so it is not refined by ``climb`` (that would need a pathwise / random-feature
-  draw: Rahimi & Recht, NIPS 2007; Wilson et al., "Efficiently sampling functions from Gaussian process
-  posteriors", ICML 2020).
 """
 
 from __future__ import annotations
@@ -226,85 +215,6 @@ def local_step(opt: GPOptimizer, taken: set[Key]) -> Key | None:
     return tuple(int(v) for v in nb[int(np.argmax(score))])
 
 
-# -- Thompson sampling ---------------------------------------------------------------------------------
-def steps_since_gain(opt: GPOptimizer) -> int:
-    """BO steps since the best measured margin last improved (by more than the trust region's tolerance,
-    see ``tr_length``); replayed from the observations alone. 0 right after the initial design."""
-    ys = opt.ys
-    n0 = min(opt.n_initial, len(ys))
-    if n0 == 0:
-        return 0
-    best = max(ys[:n0])
-    sd = float(np.std(ys)) if len(ys) > 1 else 0.0
-    tol = 1e-3 * (sd if sd > 0 else 1.0)
-    stall = 0
-    for y in ys[n0:]:
-        stall = 0 if y > best + tol else stall + 1
-        best = max(best, y)
-    return stall
-
-
-def ts_due(opt: GPOptimizer) -> bool:
-    """Whether this BO step is a Thompson-sampling step: every ``ts_every``-th step (0 = never), or every
-    step once the best margin has not improved for ``ts_stall`` steps or more (0 = never)."""
-    n_bo = len(opt.ys) - opt.n_initial
-    if n_bo < 0:
-        return False
-    if opt.ts_every and n_bo % opt.ts_every == opt.ts_every - 1:
-        return True
-    return bool(opt.ts_stall) and steps_since_gain(opt) >= opt.ts_stall
-
-
-def posterior_draw(opt: GPOptimizer, rows: NDArray[Any], rng: np.random.Generator) -> NDArray[np.float64]:
-    """One joint draw of the GP posterior at level-index ``rows``, as a score (larger is better: the
-    negative of the model's negative standardized margin): mean + L z, L the Cholesky factor of the
-    posterior covariance (noise-free: skopt removes the fitted white noise before predicting) plus a
-    jitter that grows until the factorization succeeds, an eigendecomposition as the last resort."""
-    from eqtune.tune.gp_kernel import _one_thread
-
-    gp = opt._fit()
-    X = opt._inputs(np.asarray(rows))
-    z = rng.standard_normal(len(X))
-    with warnings.catch_warnings(), _one_thread():  # one thread: the same draw on any machine load
-        warnings.simplefilter("ignore")
-        mean, cov = gp.predict(X, return_cov=True)
-        mean = np.asarray(mean, dtype=float)
-        cov = 0.5 * (np.asarray(cov, dtype=float) + np.asarray(cov, dtype=float).T)
-        scale = max(float(np.max(np.diag(cov))), 1e-12)
-        draw = None
-        for jitter in (1e-10, 1e-8, 1e-6, 1e-4):
-            try:
-                L = np.linalg.cholesky(cov + (jitter * scale) * np.eye(len(X)))
-            except np.linalg.LinAlgError:
-                continue
-            draw = mean + L @ z
-            break
-        if draw is None:
-            w, V = np.linalg.eigh(cov)
-            draw = mean + V @ (np.sqrt(np.maximum(w, 0.0)) * z)
-    return np.asarray(-draw, dtype=float)
-
-
-def thompson_step(opt: GPOptimizer, taken: set[Key]) -> Key | None:
-    """Thompson sampling: the argmax of one joint posterior draw over ``ts_candidates`` of the candidates
-    (``ts_region="all"``: a uniform subsample of ``candidates``: trust-region box, global samples, the
-    best points' neighbours; ``"tr"``: of the trust-region box around the best point only, as TuRBO
-    does, Eriksson et al. 2019 sec. 3); None when there is no candidate."""
-    rng = rng_for(opt.seed, len(opt.ys), len(opt.pending), 9)
-    if opt.ts_region == "tr":
-        top = opt.ranked()[:1]
-        cands = tr_box(opt, top[0], rng) if top else np.zeros((0, opt.ispace.d), dtype=np.int32)
-        cands = untaken(opt.ispace, cands, taken) if len(cands) else cands
-    else:
-        cands = candidates(opt, taken)
-    if not len(cands):
-        return None
-    if len(cands) > opt.ts_candidates > 0:
-        cands = cands[np.sort(rng.choice(len(cands), size=opt.ts_candidates, replace=False))]
-    score = posterior_draw(opt, cands, rng)
-    return tuple(int(v) for v in cands[int(np.argmax(score))])
-
-
 def acquisition_score(opt: GPOptimizer, exploit: bool) -> Score:
     """The acquisition as a function of level-index rows (larger is better): EI / PI with the best
     posterior mean over the evaluated points as the incumbent (noise-robust), -LCB, or the posterior
@@ -331,14 +241,9 @@ def acquisition_score(opt: GPOptimizer, exploit: bool) -> Score:
 
 
 def acquire(opt: GPOptimizer, taken: set[Key]) -> Key | None:
-    """The next point after the initial design: a Thompson-sampling step when ``ts_due``, else a local
-    step every ``local_every``-th step, else the acquisition's maximum over the candidates (refined by
-    ``climb`` from the ``climb_starts`` best)."""
+    """The next point after the initial design: a local step every ``local_every``-th step, else the
+    acquisition's maximum over the candidates (refined by ``climb`` from the ``climb_starts`` best)."""
     n_bo = len(opt.ys) - opt.n_initial  # BO steps so far (the state holds everything needed)
-    if ts_due(opt):
-        key = thompson_step(opt, taken)
-        if key is not None:
-            return key
     local = bool(opt.local_every) and n_bo >= 0 and n_bo % opt.local_every == opt.local_every - 1
     if not local and opt.local_on_success and n_bo >= 1 and tr_length(opt)[1]:
         local = True  # the last step improved the best: climb on from there first

@@ -46,9 +46,7 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   in a TuRBO-style trust region around the incumbent, the best points' neighbours and range-limit
   moves), refined by an integer local search on the acquisition in spaces of ``climb_min`` points or
   more; every ``local_every``-th step (every step from 6 knobs up) the best points' untried neighbour
-  with the highest upper confidence bound; optionally (``ts_every`` / ``ts_stall``, off by default)
-  Thompson-sampling steps: the argmax of one joint posterior draw over a subset of the candidates
-  (Thompson 1933; Russo et al. 2018). Constraints are met by construction, never by penalty
+  with the highest upper confidence bound. Constraints are met by construction, never by penalty
   values, and duplicates cannot be proposed. ``local_on_success`` (off since the diagonal
   directions: sum of the 30-seed medians 238 with, 223.5 without) makes the step after an
   improvement a local one too.
@@ -97,7 +95,6 @@ from eqtune.tune.space import IndexedSpace, Key
 from eqtune.tune.warp import Warp, warp_apply, warp_inverse, warp_params
 
 ACQUISITIONS = ("ei", "pi", "lcb")
-TS_REGIONS = ("all", "tr")  # where the Thompson-sampling steps draw (acquisition.thompson_step)
 
 
 def _skopt_gpr(**params: Any) -> Any:
@@ -113,12 +110,6 @@ def default_local_every(d: int) -> int:
     benchmarks/bench_tune.py; docs/tuning.md), where EI spends its steps on the far corners of the
     36-length-scale model while the top is a long, bumpy diagonal ridge."""
     return 2 if d <= 5 else 1
-
-
-def default_ts_every(d: int) -> int:
-    """Thompson-sampling steps (``eqtune.tune.acquisition.thompson_step``) every k-th step; 0 = never
-    (the default at every size)."""
-    return 0
 
 
 def default_n_initial(d: int) -> int:
@@ -150,11 +141,7 @@ class GPOptimizer(BaseOptimizer):
     code is measured once and then only the close contenders, ``contenders`` of them at most, are
     re-measured; 0 = unknown), ``boundary`` (the incumbent's range-limit moves among the candidates),
     ``corners`` (box corners in the initial design), ``transfer`` (live sessions: later lane groups
-    start from the earlier groups' measurements as the prior mean, see ``set_prior``), ``ts_every`` /
-    ``ts_stall`` / ``ts_candidates`` / ``ts_region`` (Thompson-sampling steps: every k-th step, and every
-    step once the best has not improved for k steps; 0 = never, the default, ``default_ts_every``; the
-    joint posterior draw is over that many of the candidates, "all" of them or only the trust region's
-    "tr", see ``eqtune.tune.acquisition.thompson_step``). The
+    start from the earlier groups' measurements as the prior mean, see ``set_prior``). The
     configuration before the diagonal directions is ``directions="axes",
     local_on_success=True, ls_prior=0``; the one before the trust region is ``directions="axes",
     trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
@@ -174,8 +161,7 @@ class GPOptimizer(BaseOptimizer):
                  axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs",
                  ls_prior: float = 0.7, budget: int = 0, contenders: int = 3, boundary: bool = True,
                  corners: int = 0, transfer: bool = True, climb_starts: int = 5,
-                 climb_min: int = 100_000, fast_fit: bool = True, ts_every: int | None = None,
-                 ts_stall: int = 0, ts_candidates: int = 1000, ts_region: str = "all") -> None:
+                 climb_min: int = 100_000, fast_fit: bool = True) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -225,16 +211,6 @@ class GPOptimizer(BaseOptimizer):
         self.climb_starts = max(0, int(climb_starts))
         self.climb_min = max(0, int(climb_min))
         self.fast_fit = bool(fast_fit)
-        self.ts_every = int(ts_every) if ts_every is not None else default_ts_every(self.ispace.d)
-        self.ts_stall = int(ts_stall)
-        self.ts_candidates = int(ts_candidates)
-        for name, v, lo in (("ts_every", self.ts_every, 0), ("ts_stall", self.ts_stall, 0),
-                            ("ts_candidates", self.ts_candidates, 2)):
-            if v < lo:
-                raise TuneError(f"{name} must be >= {lo}, got {v}")
-        if ts_region not in TS_REGIONS:
-            raise TuneError(f"unknown Thompson-sampling region '{ts_region}': use {' or '.join(TS_REGIONS)}")
-        self.ts_region = ts_region
         if self.corners:  # the design was made above without them
             self.design = self._make_design()
         self._warp: Warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
@@ -266,9 +242,7 @@ class GPOptimizer(BaseOptimizer):
                 "axis_first": self.axis_first, "ls_min": self.ls_min, "directions": self.directions,
                 "ls_prior": self.ls_prior, "budget": self.budget, "contenders": self.contenders,
                 "boundary": self.boundary, "corners": self.corners, "transfer": self.transfer,
-                "climb_starts": self.climb_starts, "climb_min": self.climb_min, "fast_fit": self.fast_fit,
-                "ts_every": self.ts_every, "ts_stall": self.ts_stall, "ts_candidates": self.ts_candidates,
-                "ts_region": self.ts_region}
+                "climb_starts": self.climb_starts, "climb_min": self.climb_min, "fast_fit": self.fast_fit}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], space: KnobSpace) -> Any:
@@ -278,8 +252,6 @@ class GPOptimizer(BaseOptimizer):
         cfg.setdefault("boundary", False)  # saved before the range-limit candidates existed
         cfg.setdefault("transfer", False)  # saved before transfer existed: no prior from earlier groups
         cfg.setdefault("climb_starts", 0)  # saved before the acquisition's local search existed
-        cfg.setdefault("ts_every", 0)  # saved before Thompson sampling existed
-        cfg.setdefault("ts_stall", 0)
         return super().from_state({**state, "config": cfg}, space)
 
     def _uses_pairs(self) -> bool:

@@ -62,11 +62,11 @@ class PriorModel:
         ret: np.ndarray = np.rint(np.asarray(X)[:, : self.d] * self.den).astype(np.int64)
         return ret
 
-    def predict(self, X: np.ndarray, return_std: bool = False, return_cov: bool = False,
+    def predict(self, X: np.ndarray, return_std: bool = False,
                 **_: object) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        out = self.gp.predict(X, return_std=return_std, return_cov=return_cov)
+        out = self.gp.predict(X, return_std=return_std)
         shift = np.asarray(self.prior_mean(self._keys(X)), dtype=float) / self.sd
-        if return_std or return_cov:  # the prior mean shifts the mean only
+        if return_std:
             t, s = out
             return np.asarray(t) - shift, s
         return np.asarray(out) - shift
