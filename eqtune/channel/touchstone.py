@@ -36,6 +36,9 @@ if TYPE_CHECKING:  # scikit-rf is imported lazily (eqtune --help stays fast)
     import skrf
 
 PASSIVITY_TOL = 1e-4  # max singular value above 1 + this -> warning (measured files sit near 1e-5)
+# |S| above this (20 dB of gain) is not a slightly non-passive measurement but a wrong file (e.g. DB values read
+# as MA, a corrupted record): refused, not warned about (and the passivity screen's products cannot overflow)
+MAX_S_MAGNITUDE = 10.0
 _EXT = re.compile(r"\.s(\d+)p$", re.IGNORECASE)
 CACHE_MAX = 32  # parsed files kept per process (a 4-port file of a few thousand points is ~1 MB)
 
@@ -156,6 +159,11 @@ def read_network(path: str | Path) -> skrf.Network:
                               "rename it or fix the data")
     if not np.all(np.isfinite(s)) or not np.all(np.isfinite(f)):
         raise TouchstoneError(f"{p}: contains NaN or infinite values; fix the data")
+    big = float(np.max(np.abs(s))) if s.size else 0.0
+    if big > MAX_S_MAGNITUDE:
+        raise TouchstoneError(f"{p}: an S-parameter magnitude reaches {big:.3g} ({20 * np.log10(big):.0f} dB of gain); "
+                              "a passive interconnect stays near 1 or below: check the format on the '#' option "
+                              "line (MA, DB or RI) and the data")
     monotonic_warned = any("monoton" in str(w.message).lower() for w in caught)
     # a 2-port's frequency going down starts a noise block (Touchstone 1.1): for a channel it is an error
     if monotonic_warned or np.any(np.diff(f) <= 0) or bool(getattr(net, "noisy", False)):
