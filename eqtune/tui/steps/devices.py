@@ -3,6 +3,7 @@ advertised capabilities (CMIS page 01h) and the codes every lane holds now (Acti
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from textual.app import ComposeResult
@@ -12,6 +13,24 @@ from textual.widgets import Button, DataTable, Input, Label
 
 from eqtune.tui.format import fmt_codes, parse_lanes
 from eqtune.tui.steps.base import StepPane
+
+IDENTITY_COLUMNS = ("field", "value")
+CAPABILITY_COLUMNS = ("capability", "value")
+LANE_COLUMNS = ("lane", "tuning", "codes now (Active Control Set)", "Tx adaptive")
+
+
+def fill_table(table: DataTable[str], labels: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Replace ``table``'s columns and rows, each column as wide as its widest cell (and its label when the
+    header shows). Fixed widths, not DataTable's automatic ones: those are measured on the next idle
+    message, and a row drawn before it (a busy machine) stays cut at the label's width ("Vendo  EQTUN")."""
+    from rich.cells import cell_len
+
+    table.clear(columns=True)
+    for i, label in enumerate(labels):
+        cells = [cell_len(str(r[i])) for r in rows if i < len(r)]
+        table.add_column(label, width=max([cell_len(label) if table.show_header else 1, *cells]))
+    table.add_rows(rows)
+
 
 IDENTITY_FIELDS = (("vendor", "Vendor"), ("pn", "Part number"), ("sn", "Serial"), ("rev", "Revision"),
                    ("firmware", "Firmware"), ("cmis_rev", "CMIS"), ("date_code", "Date code"),
@@ -81,10 +100,9 @@ class DevicesPane(StepPane):
         yield DataTable(id="lane-codes", cursor_type="row")
 
     def on_mount(self) -> None:
-        self.query_one("#identity", DataTable).add_columns("field", "value")
-        self.query_one("#capabilities", DataTable).add_columns("capability", "value")
-        self.query_one("#lane-codes", DataTable).add_columns("lane", "tuning", "codes now (Active Control Set)",
-                                                             "Tx adaptive")
+        fill_table(self.query_one("#identity", DataTable), IDENTITY_COLUMNS, [])
+        fill_table(self.query_one("#capabilities", DataTable), CAPABILITY_COLUMNS, [])
+        fill_table(self.query_one("#lane-codes", DataTable), LANE_COLUMNS, [])
         self.query_one("#continue", Button).display = False
         if getattr(self.app, "_start_with_emulators", False):
             self.query_one("#module-res", Input).value = self.ctl.module_resource
@@ -122,19 +140,13 @@ class DevicesPane(StepPane):
         self.query_one("#module-res", Input).value = c.module_resource
         self.query_one("#lanes", Input).value = ",".join(map(str, c.lanes))
         self.query_one("#instrument-res", Input).value = c.instrument_resource or ""
-        ident = self.query_one("#identity", DataTable)
-        ident.clear()
-        for key, label in IDENTITY_FIELDS:
-            if c.identity.get(key):
-                ident.add_row(label, str(c.identity[key]))
-        caps = self.query_one("#capabilities", DataTable)
-        caps.clear()
-        for row in capability_rows(c.capabilities, c.doctor):
-            caps.add_row(*row)
-        codes = self.query_one("#lane-codes", DataTable)
-        codes.clear()
+        fill_table(self.query_one("#identity", DataTable), IDENTITY_COLUMNS,
+                   [(label, str(c.identity[key])) for key, label in IDENTITY_FIELDS if c.identity.get(key)])
+        fill_table(self.query_one("#capabilities", DataTable), CAPABILITY_COLUMNS,
+                   [tuple(row) for row in capability_rows(c.capabilities, c.doctor)])
         adaptive = c.tx_adaptive or {}
-        for ln, lane_codes in sorted((c.module_codes or {}).items()):
-            codes.add_row(str(ln), "yes" if ln in c.lanes else "", fmt_codes(lane_codes),
-                          {True: "on", False: "off"}.get(adaptive.get(ln), "-"))
+        fill_table(self.query_one("#lane-codes", DataTable), LANE_COLUMNS,
+                   [(str(ln), "yes" if ln in c.lanes else "", fmt_codes(lane_codes),
+                     {True: "on", False: "off"}.get(adaptive.get(ln), "-"))
+                    for ln, lane_codes in sorted((c.module_codes or {}).items())])
         self.query_one("#continue", Button).display = c.module is not None
