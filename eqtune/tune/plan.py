@@ -76,7 +76,8 @@ def choose_sim_search(source: MarginSource, budget: int, ispace: IndexedSpace | 
     if grid_s <= gp_s:
         why = f"the whole grid ({nf} codes, ~{grid_s:.1f} s in one batch) costs no more than {budget} GP steps (~{gp_s:.1f} s)"
         return SimSearch("exhaustive", nf, budget, grid_s, gp_s, why)
-    why = f"{budget} GP steps (~{gp_s:.1f} s) cost less than the whole grid ({nf} codes, ~{grid_s:.1f} s)"
+    why = (f"{budget} GP steps (~{gp_s:.1f} s) cost less than the whole grid ({nf} codes, ~{grid_s:.1f} s); "
+           f"for the exact optimum: --optimizer grid --budget {nf}")
     return SimSearch("gp", nf, budget, grid_s, gp_s, why)
 
 
