@@ -289,7 +289,9 @@ def list_profiles() -> list[str]:
     return sorted(p.stem for p in serdes_profiles_dir().glob("*.toml"))
 
 
-_CACHE: dict[str, SerdesProfile] = {}
+# parsed profiles, keyed by the resolved file and its size and modification time: an edited file is read
+# again (a long-running TUI or study picks up the change), an unchanged one is parsed once a process
+_CACHE: dict[tuple[str, int, int], SerdesProfile] = {}
 
 
 def load_profile(name_or_path: str | Path | SerdesProfile | None = None) -> SerdesProfile:
@@ -298,13 +300,16 @@ def load_profile(name_or_path: str | Path | SerdesProfile | None = None) -> Serd
         return name_or_path
 
     key = str(name_or_path or "host-lr-112g")
-    if key in _CACHE:
-        return _CACHE[key]
     p = Path(key)
     if p.suffix != ".toml" or not p.exists():
         p = serdes_profiles_dir() / f"{key}.toml"
-    if not p.exists():
-        raise ConfigError(f"SerDes profile {key!r} not found: use one of {', '.join(list_profiles())} or a .toml path")
+    try:
+        st = p.stat()
+    except OSError:
+        raise ConfigError(f"SerDes profile {key!r} not found: use one of {', '.join(list_profiles())} or a .toml path") from None
+    ckey = (str(p), st.st_size, st.st_mtime_ns)
+    if ckey in _CACHE:
+        return _CACHE[ckey]
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -314,5 +319,5 @@ def load_profile(name_or_path: str | Path | SerdesProfile | None = None) -> Serd
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read ({exc.strerror}): check the path and permissions") from None
     prof = profile_from_dict(data, str(p))
-    _CACHE[key] = prof
+    _CACHE[ckey] = prof
     return prof

@@ -67,3 +67,25 @@ def test_rx_ffe_section_parses():
     p = profile_from_dict({"rx": {"ffe": {"pre": 1, "post": 3}}, "module": {"tx_input_ffe_post": 2}})
     assert (p.rx.ffe_pre, p.rx.ffe_post) == (1, 3)
     assert p.module.tx_input_ffe_post == 2 and isinstance(p.module.tx_input_ffe_post, int)
+
+
+def test_an_edited_profile_file_is_read_again(tmp_path):
+    """Profiles are cached per process by file, size and modification time: an unchanged file is parsed
+    once, an edited one (a long-running TUI, a study) is read again instead of the stale copy."""
+    import os
+
+    from eqtune.serdes.profile import load_profile, serdes_profiles_dir
+
+    p = tmp_path / "mine.toml"
+    text = (serdes_profiles_dir() / "host-lr-112g.toml").read_text()
+    assert "gdc_db = [-16, 0, 1, -6]" in text
+    p.write_text(text)
+    first = load_profile(str(p))
+    assert load_profile(str(p)) is first  # unchanged: the cached object
+    p.write_text(text.replace("gdc_db = [-16, 0, 1, -6]", "gdc_db = [-16, 0, 1, -5]"))
+    st = p.stat()
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # a later mtime even on coarse clocks
+    edited = load_profile(str(p))
+    assert edited is not first
+    assert edited.knobs()["ctle_gdc"].default == -5.0 and first.knobs()["ctle_gdc"].default == -6.0
+    assert load_profile("host-lr-112g") is load_profile("host-lr-112g")
