@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         name, ch, direction, knobs = bt.PROBLEMS[i]
         src, grid, ms, _ = bt.grid_table(name, ch, direction, knobs, args.cache)
         isp = IndexedSpace(src.space)
-        idx = np.asarray([isp.key_of(src.space.to_point(r)) for r in grid], dtype=int)
+        idx = np.asarray(isp.grid, dtype=int)  # grid_table's rows are isp.values(isp.grid), in that order
+        assert np.allclose(isp.values(idx), grid)
         r = {"problem": name, "index": i, **landscape(idx, np.asarray(isp.n_levels), np.asarray(ms, dtype=float))}
         rows.append(r)
         print(f"| {name} | {r['codes']} | {100 * r['open']:.1f} % | {r['within_0.1dB']} | {r['within_0.5dB']} | "

@@ -159,7 +159,7 @@ def read_network(path: str | Path) -> skrf.Network:
                               "rename it or fix the data")
     if not np.all(np.isfinite(s)) or not np.all(np.isfinite(f)):
         raise TouchstoneError(f"{p}: contains NaN or infinite values; fix the data")
-    big = float(np.max(np.abs(s))) if s.size else 0.0
+    big = float(np.max(np.abs(s)))
     if big > MAX_S_MAGNITUDE:
         raise TouchstoneError(f"{p}: an S-parameter magnitude reaches {big:.3g} ({20 * np.log10(big):.0f} dB of gain); "
                               "a passive interconnect stays near 1 or below: check the format on the '#' option "

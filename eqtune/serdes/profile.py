@@ -289,7 +289,7 @@ def list_profiles() -> list[str]:
     return sorted(p.stem for p in serdes_profiles_dir().glob("*.toml"))
 
 
-# parsed profiles, keyed by the resolved file and its size and modification time: an edited file is read
+# parsed profiles, keyed by the file's path and its size and modification time: an edited file is read
 # again (a long-running TUI or study picks up the change), an unchanged one is parsed once a process
 _CACHE: dict[tuple[str, int, int], SerdesProfile] = {}
 

@@ -136,14 +136,10 @@ class LiveConfig:
         if self.knobs is not None and not (isinstance(self.knobs, list) and all(isinstance(k, str) for k in self.knobs)):
             raise InputError(f"knobs must be a list of knob names (got {self.knobs!r})")
         if self.knobs:
-            # the module's codes are the only knobs a live session can set: refused here, before a
-            # journal is created or the module opened (the module's own limits are checked at connect)
-            from eqtune.serdes.knobs import MODULE_KNOBS
+            # refused before a journal is created or the module opened (its limits are checked at connect)
+            from eqtune.tune.live import check_module_knob_names
 
-            other = [k for k in self.knobs if k not in MODULE_KNOBS]
-            if other:
-                raise InputError(f"--knobs {','.join(other)}: live tuning sets module codes only "
-                                 f"({', '.join(MODULE_KNOBS)}); tune the others in simulation (--sim)")
+            check_module_knob_names(self.knobs)
         if not isinstance(self.optimizer_options, dict) or not isinstance(self.metadata, dict):
             raise InputError("optimizer_options and metadata must be tables")
         if self.optimizer_options:  # a TuneError (an InputError) naming the unknown ones

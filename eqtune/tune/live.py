@@ -111,6 +111,15 @@ class LiveReading:
                 "metrics": self.metrics, "cost_s": round(self.cost_s, 6)}
 
 
+def check_module_knob_names(knobs: Sequence[str]) -> None:
+    """Refuse knobs a live session cannot set (anything but the module's codes, ``MODULE_KNOBS``):
+    a ``TuneError`` naming them. Needs no module: ``LiveConfig.check`` runs it before any I/O."""
+    unknown = [k for k in knobs if k not in MODULE_KNOBS]
+    if unknown:
+        raise TuneError(f"--knobs {','.join(unknown)}: live tuning sets module codes only "
+                        f"({', '.join(MODULE_KNOBS)}); tune the others in simulation (--sim)")
+
+
 def module_knob_space(
     caps: Any,
     *,
@@ -124,10 +133,7 @@ def module_knob_space(
     """
     allowed = {k: tuple(int(v) for v in vals) for k, vals in caps.knob_values().items() if vals}
     if knobs:
-        unknown = [k for k in knobs if k not in MODULE_KNOBS]
-        if unknown:
-            raise TuneError(f"--knobs {','.join(unknown)}: live tuning sets module codes only "
-                            f"({', '.join(MODULE_KNOBS)})")
+        check_module_knob_names(knobs)
         unsupported = [k for k in knobs if len(allowed.get(k, ())) < 1]
         if unsupported:
             raise TuneError(f"--knobs {','.join(unsupported)}: the module does not support "

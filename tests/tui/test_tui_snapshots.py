@@ -28,12 +28,8 @@ async def _connected(pilot) -> None:
     await pilot.pause()
     await pilot.press("shift+tab", "shift+tab", *"1-8", "enter")
     await pilot.app.workers.wait_for_complete()
-    # the identity table is filled by the worker and then laid out again: under load (a loaded CI run)
-    # one message round was not always enough and the snapshot caught the columns before their resize
-    for _ in range(5):
-        await pilot.pause()
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause(0.2)
+    await pilot.pause()
+    await pilot.pause()
 
 
 SCREENS = {

@@ -27,7 +27,7 @@ def fill_table(table: DataTable[str], labels: Sequence[str], rows: Sequence[Sequ
 
     table.clear(columns=True)
     for i, label in enumerate(labels):
-        cells = [cell_len(str(r[i])) for r in rows if i < len(r)]
+        cells = [cell_len(str(r[i])) for r in rows]
         table.add_column(label, width=max([cell_len(label) if table.show_header else 1, *cells]))
     table.add_rows(rows)
 
