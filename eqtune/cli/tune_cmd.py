@@ -265,7 +265,9 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
     if worst and "corners" in t.metrics:
         console.print(f"worst corner {worst}: " + ", ".join(
             f"{k} {v['margin']:.2f}" for k, v in t.metrics["corners"].items()))
-    console.print(f"search       {out['search']['mode']}")
+    console.print(f"search       {out['search']['mode']}"
+                  + (f" (GP prior: the engine's fast stage-A eye of every code, {result.screen_s:.1f} s)"
+                     if result.screen_s > 0 else ""))
     console.print(f"evaluations  {result.evaluations} of {budget}   stop: {result.stop_reason}   "
                   f"time {result.elapsed_s:.1f} s   seed {result.seed}")
     if save_profile:

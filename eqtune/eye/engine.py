@@ -63,6 +63,7 @@ from eqtune.eye.stateye import symbol_levels, symbol_variance
 from eqtune.serdes.knobs import (
     CTLE_KNOBS,
     MODULE_TX_IN_KNOBS,
+    TX_EQ,
     Constraint,
     EqPoint,
     Knob,
@@ -256,6 +257,44 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
             ctle_gdc2=cat(lambda r: st[r.idx, 1] if is_host else np.full(len(r.idx), np.nan)),
             points=[self._eq_used(r, i) for r in parts for i in range(len(r.idx))], ber_target=ber)
 
+    def screen(self, points: np.ndarray, names: Sequence[str], *, ber: float | None = None,
+               fixed: Mapping[str, float] | None = None) -> FloatArray:
+        """Stage-A eye height (mV, best sampling phase) of every row of ``points`` (columns ``names``):
+        the closed-form Gaussian approximation the engine ranks CTLE settings with (``_adapt_scores``:
+        93A-30 to 93A-35 variances, peak distortion of the largest cursors), without the exact stage B.
+        About 1/20 of ``evaluate_batch``'s cost on a TX FFE x CTLE grid; a ranking aid (the GP's prior
+        mean in simulation, ``eqtune.tune.screen``), not a result. Rows without the RX setting knobs get
+        the best RX setting's value (the CTLE the engine would adapt to)."""
+        ber = self.ber if ber is None else check_ber(ber)
+        m = np.atleast_2d(np.asarray(points, dtype=float))
+        names = tuple(names)
+        if m.shape[1] != len(names):
+            raise InputError(f"points matrix has {m.shape[1]} columns for {len(names)} knob names {names}")
+        base = {str(k): float(v) for k, v in (fixed or {}).items()}
+        rx_names = (TX_EQ,) if self._rx.kind == "module" else tuple(k for k in CTLE_KNOBS if k in self._knobs)
+        rx_cols = [i for i, n in enumerate(names) if n in rx_names]
+        tx_cols = [i for i, n in enumerate(names) if n not in rx_names]
+        if len(m) == 0:
+            return np.zeros(0)
+        tx_u, tx_inv = _unique_rows(m[:, tx_cols])
+        tx_pts = [{**base, **{names[c]: float(v) for c, v in zip(tx_cols, row)}} for row in tx_u]
+        if self._rx.kind == "module":  # the module's RX setting is a knob of the TX side's parse
+            tx_pts = [{k: v for k, v in p.items() if k != TX_EQ} for p in tx_pts]
+        taps, amp, _, _ = self._parse(tx_pts)
+        scores = self._adapt_scores(taps, amp, ber)  # (U, C): every RX setting
+        if rx_cols or any(n in base for n in rx_names):
+            rx_u, rx_inv = _unique_rows(m[:, rx_cols])
+            rx_pts = [{**base, **{names[c]: float(v) for c, v in zip(rx_cols, row)}} for row in rx_u]
+            if self._rx.kind == "module":
+                idx = np.array([int(round(p.get(TX_EQ, self._knobs[TX_EQ].default))) for p in rx_pts])
+            else:
+                _, _, idx, _ = self._parse(rx_pts)
+            out = scores[tx_inv, idx[rx_inv]]
+        else:
+            out = scores.max(axis=-1)[tx_inv]
+        ret: FloatArray = out * 1e3
+        return ret
+
     def _eq_used(self, r: EyeRun, i: int) -> dict[str, float]:
         eq = dict(r.points[i])
         eq.update(self._rx.labels[int(r.idx[i])])
@@ -345,6 +384,23 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
     def density(self, point: Mapping[str, float] | None = None, n_v: int = 256) -> Density:
         """Statistical eye image: received-signal PDF per phase on a common voltage grid (for plots)."""
         return self.point_detail(point).density(self.ber, n_v)
+
+def _unique_rows(m: FloatArray) -> tuple[FloatArray, np.ndarray]:
+    """Distinct rows of ``m`` and the inverse index, like ``np.unique(m, axis=0, return_inverse=True)``
+    but through one integer code per row (each column's level index, mixed radix): 1-D sorts instead
+    of a row-wise one (1.3 s -> ~0.1 s for 383,180 rows of a 6-knob grid)."""
+    if m.shape[1] == 0:
+        return np.zeros((1, 0)), np.zeros(len(m), dtype=np.int64)
+    cols = [np.unique(m[:, c], return_inverse=True)[1].reshape(-1) for c in range(m.shape[1])]
+    if math.prod(float(int(v.max()) + 1) for v in cols) >= 2.0**62:  # the code would overflow int64
+        u, inv = np.unique(m, axis=0, return_inverse=True)
+        return u, np.asarray(inv, dtype=np.int64).reshape(-1)
+    code = np.zeros(len(m), dtype=np.int64)
+    for inv in cols:
+        code = code * (int(inv.max()) + 1) + inv.astype(np.int64)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return m[first], np.asarray(inverse, dtype=np.int64).reshape(-1)
+
 
 def check_ber(ber: float) -> float:
     """Validate a target BER: a number in (0, 0.5)."""

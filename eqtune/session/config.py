@@ -106,6 +106,14 @@ class LiveConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> LiveConfig:
+        """The config saved in a journal header (unknown keys ignored). A header whose config is not a
+        mapping, or lacks the module, is refused in one line (a damaged or hand-edited journal)."""
+        if not isinstance(d, Mapping):
+            raise InputError(f"the session's config is {type(d).__name__}, not a mapping: the journal header "
+                             "is damaged; start a new session (eqtune live ...)")
+        if "module" not in d:
+            raise InputError("the session's config names no module: the journal header is damaged; "
+                             "start a new session (eqtune live ...)")
         names = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in names})
 

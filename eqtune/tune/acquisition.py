@@ -173,6 +173,9 @@ def candidates(opt: GPOptimizer, taken: set[Key]) -> IntArray:
     isp = opt.ispace
     rng = rng_for(opt.seed, len(opt.ys), len(opt.pending), 1)
     top = opt.ranked()[:3]
+    if opt._screen is not None and opt.screen_pool > 0:  # only the best screened codes and the best's neighbours
+        pool = [opt._screen.top(opt.screen_pool), isp.neighbours(top, radius=1)]
+        return untaken(isp, np.unique(np.concatenate(pool).astype(np.int32), axis=0), taken)
     n_global = opt.n_candidates
     parts = []
     if opt.trust_region and top:
@@ -244,7 +247,8 @@ def acquire(opt: GPOptimizer, taken: set[Key]) -> Key | None:
     """The next point after the initial design: a local step every ``local_every``-th step, else the
     acquisition's maximum over the candidates (refined by ``climb`` from the ``climb_starts`` best)."""
     n_bo = len(opt.ys) - opt.n_initial  # BO steps so far (the state holds everything needed)
-    local = bool(opt.local_every) and n_bo >= 0 and n_bo % opt.local_every == opt.local_every - 1
+    every = opt.screen_local_every if opt._screen is not None else opt.local_every
+    local = bool(every) and n_bo >= 0 and n_bo % every == every - 1
     if not local and opt.local_on_success and n_bo >= 1 and tr_length(opt)[1]:
         local = True  # the last step improved the best: climb on from there first
     if local:
@@ -261,7 +265,8 @@ def acquire(opt: GPOptimizer, taken: set[Key]) -> Key | None:
         # EI underflows to 0 everywhere once the model is confident: exploit the posterior mean
         score_fn = acquisition_score(opt, True)
         score = score_fn(cands)
-    if opt.climb_starts > 0 and (opt.ispace.n_feasible or opt.ispace.size) >= opt.climb_min:
+    pooled = opt._screen is not None and opt.screen_pool > 0  # screened pool: already the best codes
+    if opt.climb_starts > 0 and not pooled and (opt.ispace.n_feasible or opt.ispace.size) >= opt.climb_min:
         order = np.argsort(-np.nan_to_num(score, nan=-np.inf), kind="stable")[: opt.climb_starts]
         ends, end_s = climb(opt.ispace, score_fn, cands[order], score[order], taken)
         k = int(np.argmax(end_s))

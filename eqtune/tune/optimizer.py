@@ -55,6 +55,12 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
 * ``noise_max``: upper bound of the fitted white-noise variance (standardized units). ``tune()``
   sets 0.01 for deterministic sources (simulation), where a large fitted noise only smooths the top;
   measured (live) margins keep the default 1.0.
+* screening (simulation only, ``screen``; ``eqtune.tune.screen``): when the source can rank every code
+  by the eye engine's closed-form stage-A eye (``SimulationSource.screen_margins``), that screen times
+  a fitted scale is the GP's prior mean and the GP models only the rest; the initial design is the
+  start plus the best screened codes, the acquisition is scored on the best ``screen_pool`` screened
+  codes and the best points' neighbours, and local steps are off (``screen_local_every``). Live
+  measurements have no screen: nothing changes there.
 * initial design: the start point (default codes / profile / warm start) plus a scrambled Sobol
   sequence (scipy.stats.qmc; Owen scrambling) mapped to the nearest unused feasible point.
 * recommendation: the evaluated point with the best GP posterior mean (noise-aware: not the
@@ -91,6 +97,7 @@ from eqtune.tune.gp_kernel import (  # noqa: F401 - re-exported (public names of
     fast_gpr,
     pair_features,
 )
+from eqtune.tune.screen import Screen, prior_scale
 from eqtune.tune.space import IndexedSpace, Key
 from eqtune.tune.warp import Warp, warp_apply, warp_inverse, warp_params
 
@@ -141,7 +148,9 @@ class GPOptimizer(BaseOptimizer):
     code is measured once and then only the close contenders, ``contenders`` of them at most, are
     re-measured; 0 = unknown), ``boundary`` (the incumbent's range-limit moves among the candidates),
     ``corners`` (box corners in the initial design), ``transfer`` (live sessions: later lane groups
-    start from the earlier groups' measurements as the prior mean, see ``set_prior``). The
+    start from the earlier groups' measurements as the prior mean, see ``set_prior``), ``screen`` /
+    ``screen_design`` / ``screen_pool`` / ``screen_local_every`` (simulation: the engine's stage-A screen
+    as the prior mean, see ``set_screen``; ``screen=False`` is the optimizer before session 9). The
     configuration before the diagonal directions is ``directions="axes",
     local_on_success=True, ls_prior=0``; the one before the trust region is ``directions="axes",
     trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.
@@ -161,7 +170,9 @@ class GPOptimizer(BaseOptimizer):
                  axis_first: bool = False, ls_min: float = 0.05, directions: str = "pairs",
                  ls_prior: float = 0.7, budget: int = 0, contenders: int = 3, boundary: bool = True,
                  corners: int = 0, transfer: bool = True, climb_starts: int = 5,
-                 climb_min: int = 100_000, fast_fit: bool = True) -> None:
+                 climb_min: int = 100_000, fast_fit: bool = True, screen: bool = True,
+                 screen_design: int | None = None, screen_pool: int = 500,
+                 screen_local_every: int = 0) -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -211,6 +222,10 @@ class GPOptimizer(BaseOptimizer):
         self.climb_starts = max(0, int(climb_starts))
         self.climb_min = max(0, int(climb_min))
         self.fast_fit = bool(fast_fit)
+        self.screen = bool(screen)
+        self.screen_design = None if screen_design is None else max(0, int(screen_design))
+        self.screen_pool = max(0, int(screen_pool))
+        self.screen_local_every = max(0, int(screen_local_every))
         if self.corners:  # the design was made above without them
             self.design = self._make_design()
         self._warp: Warp = (0.0, 0.0)  # (median, scale) of the lower-tail compression; scale 0 = identity
@@ -221,6 +236,8 @@ class GPOptimizer(BaseOptimizer):
         self._prior_keys: list[Key] = []  # earlier lanes' observations (eqtune.tune.transfer)
         self._prior_ys: list[float] = []
         self._prior: dict[str, Any] | None = None
+        self._screen: Screen | None = None  # simulation's screened margins as the prior mean (tune.screen)
+        self._screen_scale = 1.0
         self.margin_vars: list[float | None] = []  # known variance of each observation (tune.recommend)
 
     def tell(self, point: Mapping[str, float], margin: float, variance: float | None = None) -> None:
@@ -242,7 +259,9 @@ class GPOptimizer(BaseOptimizer):
                 "axis_first": self.axis_first, "ls_min": self.ls_min, "directions": self.directions,
                 "ls_prior": self.ls_prior, "budget": self.budget, "contenders": self.contenders,
                 "boundary": self.boundary, "corners": self.corners, "transfer": self.transfer,
-                "climb_starts": self.climb_starts, "climb_min": self.climb_min, "fast_fit": self.fast_fit}
+                "climb_starts": self.climb_starts, "climb_min": self.climb_min, "fast_fit": self.fast_fit,
+                "screen": self.screen, "screen_design": self.screen_design, "screen_pool": self.screen_pool,
+                "screen_local_every": self.screen_local_every}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], space: KnobSpace) -> Any:
@@ -252,6 +271,7 @@ class GPOptimizer(BaseOptimizer):
         cfg.setdefault("boundary", False)  # saved before the range-limit candidates existed
         cfg.setdefault("transfer", False)  # saved before transfer existed: no prior from earlier groups
         cfg.setdefault("climb_starts", 0)  # saved before the acquisition's local search existed
+        cfg.setdefault("screen", False)  # saved before screening existed
         return super().from_state({**state, "config": cfg}, space)
 
     def _uses_pairs(self) -> bool:
@@ -304,6 +324,20 @@ class GPOptimizer(BaseOptimizer):
             self.start_key = self._prior["best"]
         first = self.start_key
         self.design = [first]
+        self._model, self._model_n = None, -1
+
+    def set_screen(self, screen: Screen) -> None:
+        """The simulation's screened margins (``eqtune.tune.screen``) as the prior mean. The initial
+        design becomes the start point plus the best screened codes (``screen_design`` of them; default:
+        the whole design), the acquisition is scored on the best ``screen_pool`` screened codes and the
+        best points' neighbours (0 = the usual candidates), and local steps come every
+        ``screen_local_every``-th step (0 = none). Chosen on the library problems (docs/tuning.md)."""
+        self._screen = screen
+        head = self.design[:1] if self.start_key is not None else []
+        n_top = self.screen_design if self.screen_design is not None else max(0, self.n_initial - len(head))
+        tops = [k for k in (tuple(int(v) for v in r) for r in screen.top(n_top + len(head))) if k not in head][:n_top]
+        rest = [k for k in self.design if k not in head and k not in tops]
+        self.design = (head + tops + rest)[: max(self.n_initial, len(head) + len(tops))]
         self._model, self._model_n = None, -1
 
     @property
@@ -377,8 +411,16 @@ class GPOptimizer(BaseOptimizer):
         from skopt.learning.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         isp = self.ispace
-        X = self._inputs(keys_array(self.keys, isp.d))
-        y = self._warp_fit(np.asarray(self.ys, dtype=float))
+        keys_all = keys_array(self.keys, isp.d)
+        X = self._inputs(keys_all)
+        if self._screen is not None:  # the GP on what the screen gets wrong (eqtune.tune.screen)
+            ys = np.asarray(self.ys, dtype=float)
+            s_obs = self._screen(keys_all)
+            self._screen_scale = prior_scale(ys, s_obs)
+            self._warp = (0.0, 0.0)
+            y = ys - self._screen_scale * s_obs
+        else:
+            y = self._warp_fit(np.asarray(self.ys, dtype=float))
         mu, sd = float(np.mean(y)), float(np.std(y))
         if not np.isfinite(sd) or sd <= 1e-12:
             sd = 1.0
@@ -431,7 +473,12 @@ class GPOptimizer(BaseOptimizer):
             theta[-1] = np.log(max(float(gp.noise_ or 1e-6), 1e-6))
         self._theta = {"n": n, "theta": [float(v) for v in theta], "start": start_used}
         self._model = gp
-        return gp
+        if self._screen is not None:
+            from eqtune.tune.transfer import PriorModel
+
+            screen, b = self._screen, self._screen_scale
+            self._model = PriorModel(gp, lambda k: b * screen(k), isp.d, isp._den, sd)
+        return self._model
 
     def _alpha(self, y: np.ndarray, sd: float) -> Any:
         """The GP's per-observation noise: the known variances in its standardized, warped units

@@ -30,6 +30,9 @@ PROBE_POINTS = 256
 #: tune()'s own bookkeeping per measured point in a grid run (s): a 21,760-point run spent ~9 s of 25 s
 #: outside the engine under cProfile, ~0.2 ms a point without it
 LOOP_S = 2e-4
+#: the GP's stage-A screen of every code (eqtune.tune.screen) per feasible code (s): 8-9 s for the
+#: 383,180 codes of a 6-knob TX FFE x CTLE space, 0.1-0.3 s for 21,760 5-knob codes (benchmarks/bench_tune.py)
+SCREEN_S_PER_CODE = 2.5e-5
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ def choose_sim_search(source: MarginSource, budget: int, ispace: IndexedSpace | 
     single = time.perf_counter() - t0
     grid_s = (per_batch + LOOP_S) * nf
     gp_s = budget * (single + GP_STEP_S)
+    if getattr(source, "weights", None) == {"eye_height": 1.0}:  # the GP screens every code first
+        gp_s += nf * SCREEN_S_PER_CODE
     if grid_s <= gp_s:
         why = f"the whole grid ({nf} codes, ~{grid_s:.1f} s in one batch) costs no more than {budget} GP steps (~{gp_s:.1f} s)"
         return SimSearch("exhaustive", nf, budget, grid_s, gp_s, why)

@@ -31,6 +31,7 @@ from eqtune.serdes.knobs import (
     Knob,
     KnobSpace,
 )
+from eqtune.tune.space import IndexedSpace
 
 if TYPE_CHECKING:  # the channel and eye rooms are imported lazily (eqtune --help stays fast)
     from os import PathLike
@@ -140,6 +141,21 @@ class TableSource:
         grid = np.asarray(grid, dtype=float)
         self._table = {tuple(np.round(r, 9)): float(m) for r, m in zip(grid, np.asarray(margins, dtype=float))}
         self.calls = 0
+        self._screen: tuple[np.ndarray, np.ndarray] | None = None
+
+    def set_screen(self, grid: np.ndarray, values: np.ndarray) -> None:
+        """Screened margins of the table's rows (benchmarks: the simulation's stage-A eye, precomputed)."""
+        self._screen = (np.asarray(grid, dtype=float), np.asarray(values, dtype=float))
+
+    def screen_margins(self, ispace: IndexedSpace) -> np.ndarray | None:
+        if self._screen is None or ispace.grid is None:
+            return None
+        grid, values = self._screen
+        rows = ispace.values(ispace.grid)
+        if rows.shape == grid.shape and np.allclose(rows, grid):
+            return values
+        table = {tuple(np.round(r, 9)): float(v) for r, v in zip(grid, values)}
+        return np.array([table[tuple(np.round(r, 9))] for r in rows])
 
     def default_point(self) -> EqPoint:
         return dict(self._start) if self._start is not None else {k.name: k.default for k in self.space.knobs}
@@ -455,6 +471,21 @@ class SimulationSource:
                 metrics["corners"] = per[i]
             out.append(Measurement(float(worst[i]), metrics, cost))
         return out
+
+    def screen_margins(self, ispace: IndexedSpace) -> np.ndarray | None:
+        """The engine's fast stage-A eye height (mV) of every feasible code of ``ispace.grid`` (the worst
+        corner's), for the GP's prior mean (``eqtune.tune.screen``); None when the objective is not the
+        eye height alone or the space is not enumerated."""
+        if ispace.grid is None or self.weights != {"eye_height": 1.0}:
+            return None
+        values = ispace.values(ispace.grid)
+        names = list(ispace.names)
+        worst = np.full(len(values), np.inf)
+        for _, d, eng in self._engines:
+            cols = [i for i, n in enumerate(names) if len(self._groups) == 1 or _DIRECTION_OF.get(n, d) == d]
+            fixed = self._engine_point(dict(self.space.fixed), d)
+            worst = np.minimum(worst, eng.screen(values[:, cols], [names[i] for i in cols], fixed=fixed))
+        return worst
 
     def evaluate(self, point: EqPoint) -> EyeResult:
         """The full ``EyeResult`` of the worst corner at ``point`` (for reports and plots)."""

@@ -103,6 +103,7 @@ class TuneResult:
     kept_start: bool = False  # the recommendation measured worse than the start: the start is returned
     warm_observations: int = 0
     optimizer_state: dict[str, Any] = field(default_factory=dict)
+    screen_s: float = 0.0  # wall time of the simulation's screen (eqtune.tune.screen); 0 = not screened
 
     @property
     def improvement(self) -> float:
@@ -128,6 +129,7 @@ class TuneResult:
             "elapsed_s": finite_or_none(self.elapsed_s), "measure_s": finite_or_none(self.measure_s),
             "stop_reason": self.stop_reason, "optimizer": self.optimizer, "seed": self.seed,
             "kept_start": self.kept_start, "warm_observations": self.warm_observations,
+            "screen_s": finite_or_none(self.screen_s),
             "history": [e.to_dict() for e in self.history],
         }
         if include_state:
@@ -165,6 +167,27 @@ def _warm_items(warm: Any) -> tuple[list[tuple[EqPoint, float]], list[EqPoint]]:
         else:
             raise TuneError(f"warm start: cannot use {type(item).__name__}; give points or (point, margin) pairs")
     return obs, pts
+
+
+def _set_screen(source: MarginSource, opt: BaseOptimizer) -> float:
+    """Give a fresh GP the simulation's screened margins as its prior mean (``eqtune.tune.screen``) when
+    the source offers them (``screen_margins``), the space is enumerated and the run will not measure
+    every code anyway; returns the screen's wall time (s), 0 when not used."""
+    fn = getattr(source, "screen_margins", None)
+    if fn is None or not getattr(opt, "screen", False) or opt.ispace.grid is None:
+        return 0.0  # not a GP (only the GP has the option), no screen offered, or not enumerated
+    g = cast("GPOptimizer", opt)
+    if g.exhaustive():
+        return 0.0
+    from eqtune.tune.screen import Screen
+
+    t0 = time.perf_counter()
+    values = fn(g.ispace)
+    if values is None:
+        return 0.0
+    seconds = time.perf_counter() - t0
+    g.set_screen(Screen(g.ispace, values, seconds))
+    return seconds
 
 
 def tune(
@@ -228,6 +251,7 @@ def tune(
     else:
         opt = optimizer
     isp = opt.ispace
+    screen_s = _set_screen(source, opt) if isinstance(optimizer, str) else 0.0
     if prior_obs:
         if not hasattr(opt, "set_prior"):
             raise TuneError(f"a prior from earlier lanes needs the gp optimizer, not {getattr(opt, 'kind', opt)}")
@@ -379,7 +403,7 @@ def tune(
         optimizer=getattr(opt, "kind", type(opt).__name__), seed=int(getattr(opt, "seed", seed or 0)),
         objective=str(getattr(source, "objective", "margin")), units=str(getattr(source, "units", "")),
         knobs=list(space.names), kept_start=kept_start, warm_observations=len(warm_obs),
-        optimizer_state=opt.state(),
+        optimizer_state=opt.state(), screen_s=screen_s,
     )
 
 

@@ -96,3 +96,18 @@ def test_crash_during_creation_is_recoverable(tmp_path):
     (tmp_path / "s6" / "journal.jsonl").write_bytes(b'{"v":1,"seq":0,"t":1,"type":"sess')  # torn first record
     with pytest.raises(SessionError, match="no complete record"):
         Journal.open("s6", tmp_path)
+
+
+def test_a_damaged_config_in_the_header_is_refused_in_one_line():
+    """A journal header whose config lost its module or is not a mapping (found by the journal fuzz test
+    in session 9): one InputError line, never a TypeError / AttributeError traceback."""
+    import pytest
+
+    from eqtune.errors import InputError
+    from eqtune.session.config import LiveConfig
+
+    with pytest.raises(InputError, match="names no module"):
+        LiveConfig.from_dict({"lanes": [1, 2], "budget": 4})
+    with pytest.raises(InputError, match="is list, not a mapping"):
+        LiveConfig.from_dict([1, 2])  # type: ignore[arg-type]
+    assert LiveConfig.from_dict({"module": "emu:c2m-10in", "bogus": 1}).module == "emu:c2m-10in"
