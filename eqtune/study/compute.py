@@ -120,6 +120,18 @@ class _WorstSource:
     def measure(self, point: EqPoint):
         return self.measure_batch([point])[0]
 
+    def screen_margins(self, ispace: Any) -> np.ndarray | None:
+        """The engines' stage-A eye height of every code, worst over the corners (``eqtune.tune.screen``),
+        when the model is the eye engine and the objective the eye height; else None (no screen)."""
+        engines = getattr(self.model, "engines", None)
+        if engines is None or getattr(self.model, "_metric", None) != "eye_height_min_mv" or ispace.grid is None:
+            return None
+        values = ispace.values(ispace.grid)
+        names = list(ispace.names)
+        fixed = dict(self.space.fixed)
+        worst: np.ndarray = np.min([engines[ci].screen(values, names, fixed=fixed) for ci in self.corners], axis=0)
+        return worst
+
 
 def _bayes(model: LinkModel, corners: Sequence[int], budget: int, seed: int) -> tuple[EqPoint, int]:
     """Bayesian search (``eqtune.tune.tune``, GP optimizer) of the worst margin over ``corners``."""
@@ -281,8 +293,10 @@ class EngineModel:
         return _cached(key, build)
 
     def default_point(self) -> EqPoint:
+        """The profile's default codes; a knob the engine adapts by default (the CTLE) takes its knob
+        default when the study tunes it."""
         d = self.engines[0].default_point()
-        return {k: float(d[k]) for k in self.space.names}
+        return {k.name: float(d.get(k.name, k.default)) for k in self.space.knobs}
 
     def measure(self, corner: int, points: Sequence[EqPoint]) -> list[dict[str, float]]:
         engine = self.engines[corner]
