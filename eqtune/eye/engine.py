@@ -262,7 +262,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         """Stage-A eye height (mV, best sampling phase) of every row of ``points`` (columns ``names``):
         the closed-form Gaussian approximation the engine ranks CTLE settings with (``_adapt_scores``:
         93A-30 to 93A-35 variances, peak distortion of the largest cursors), without the exact stage B.
-        About 1/20 of ``evaluate_batch``'s cost on a TX FFE x CTLE grid; a ranking aid (the GP's prior
+        1/16-1/20 of ``evaluate_batch``'s cost on a TX FFE x CTLE grid; a ranking aid (the GP's prior
         mean in simulation, ``eqtune.tune.screen``), not a result. Rows without the RX setting knobs get
         the best RX setting's value (the CTLE the engine would adapt to)."""
         ber = self.ber if ber is None else check_ber(ber)
@@ -384,6 +384,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
     def density(self, point: Mapping[str, float] | None = None, n_v: int = 256) -> Density:
         """Statistical eye image: received-signal PDF per phase on a common voltage grid (for plots)."""
         return self.point_detail(point).density(self.ber, n_v)
+
 
 def _unique_rows(m: FloatArray) -> tuple[FloatArray, np.ndarray]:
     """Distinct rows of ``m`` and the inverse index, like ``np.unique(m, axis=0, return_inverse=True)``
