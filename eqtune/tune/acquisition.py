@@ -173,7 +173,7 @@ def candidates(opt: GPOptimizer, taken: set[Key]) -> IntArray:
     isp = opt.ispace
     rng = rng_for(opt.seed, len(opt.ys), len(opt.pending), 1)
     top = opt.ranked()[:3]
-    if opt._screen is not None and opt.screen_pool > 0:  # only the best screened codes and the best's neighbours
+    if opt.screen_pooled and opt._screen is not None:  # only the best screened codes and the best points' neighbours
         pool = [opt._screen.top(opt.screen_pool), isp.neighbours(top, radius=1)]
         return untaken(isp, np.unique(np.concatenate(pool).astype(np.int32), axis=0), taken)
     n_global = opt.n_candidates
@@ -265,8 +265,7 @@ def acquire(opt: GPOptimizer, taken: set[Key]) -> Key | None:
         # EI underflows to 0 everywhere once the model is confident: exploit the posterior mean
         score_fn = acquisition_score(opt, True)
         score = score_fn(cands)
-    pooled = opt._screen is not None and opt.screen_pool > 0  # screened pool: already the best codes
-    if opt.climb_starts > 0 and not pooled and (opt.ispace.n_feasible or opt.ispace.size) >= opt.climb_min:
+    if opt.climb_starts > 0 and not opt.screen_pooled and (opt.ispace.n_feasible or opt.ispace.size) >= opt.climb_min:
         order = np.argsort(-np.nan_to_num(score, nan=-np.inf), kind="stable")[: opt.climb_starts]
         ends, end_s = climb(opt.ispace, score_fn, cands[order], score[order], taken)
         k = int(np.argmax(end_s))

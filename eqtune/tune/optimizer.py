@@ -61,8 +61,9 @@ pickle. So this adapter keeps skopt's *model* and *acquisition functions* and do
   start plus the best screened codes, the acquisition is scored on the best ``screen_pool`` screened
   codes and the best points' neighbours, and local steps are off (``screen_local_every``). Live
   measurements have no screen: nothing changes there.
-* initial design: the start point (default codes / profile / warm start) plus a scrambled Sobol
-  sequence (scipy.stats.qmc; Owen scrambling) mapped to the nearest unused feasible point.
+* initial design (``eqtune.tune.design``): the start point (default codes / profile / warm start) plus
+  a scrambled Sobol sequence (scipy.stats.qmc; Owen scrambling) mapped to the nearest unused feasible
+  point; with the screen, the best screened codes instead.
 * recommendation: the evaluated point with the best GP posterior mean (noise-aware: not the
   luckiest single measurement). ``tune()`` uses the best measured point instead when the source is
   deterministic (simulation), where every measured value is exact.
@@ -86,7 +87,8 @@ from eqtune.errors import TuneError
 from eqtune.serdes.knobs import EqPoint, KnobSpace
 from eqtune.tune import acquisition
 from eqtune.tune.base import BaseOptimizer, keys_array, rng_for
-from eqtune.tune.candidates import close_contender, corner_keys, limit_moves
+from eqtune.tune.candidates import close_contender, limit_moves
+from eqtune.tune.design import screened_design, sobol_design
 from eqtune.tune.gp_kernel import (  # noqa: F401 - re-exported (public names of this module before the split)
     DIRECTIONS,
     LS_PRIOR_MIN_KNOBS,
@@ -99,7 +101,7 @@ from eqtune.tune.gp_kernel import (  # noqa: F401 - re-exported (public names of
 )
 from eqtune.tune.screen import Screen, prior_scale
 from eqtune.tune.space import IndexedSpace, Key
-from eqtune.tune.warp import Warp, warp_apply, warp_inverse, warp_params
+from eqtune.tune.warp import IDENTITY, Warp, warp_apply, warp_inverse, warp_params
 
 ACQUISITIONS = ("ei", "pi", "lcb")
 
@@ -333,46 +335,21 @@ class GPOptimizer(BaseOptimizer):
         best points' neighbours (0 = the usual candidates), and local steps come every
         ``screen_local_every``-th step (0 = none). Chosen on the library problems (docs/tuning.md)."""
         self._screen = screen
-        head = self.design[:1] if self.start_key is not None else []
-        n_top = self.screen_design if self.screen_design is not None else max(0, self.n_initial - len(head))
-        tops = [k for k in (tuple(int(v) for v in r) for r in screen.top(n_top + len(head))) if k not in head][:n_top]
-        rest = [k for k in self.design if k not in head and k not in tops]
-        self.design = (head + tops + rest)[: max(self.n_initial, len(head) + len(tops))]
+        self.design = screened_design(self.design, self.start_key, self.n_initial, self.screen_design, screen)
         self._model, self._model_n = None, -1
+
+    @property
+    def screen_pooled(self) -> bool:
+        """The acquisition is scored on the best screened codes only (no climb: they are the best already)."""
+        return self._screen is not None and self.screen_pool > 0
 
     @property
     def has_prior(self) -> bool:
         return self._prior is not None
 
-    # -- initial design ------------------------------------------------------------------------
+    # -- initial design (eqtune.tune.design) -----------------------------------------------------
     def _make_design(self) -> list[Key]:
-        from scipy.stats import qmc
-
-        isp = self.ispace
-        design: list[Key] = []
-        if self.start_key is not None:
-            design.append(self.start_key)
-        n_sobol = self.n_initial + 2  # a few spares: warm points may already cover some
-        m = int(np.ceil(np.log2(max(n_sobol, 2))))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # balance-property warning for non powers of two
-            u = qmc.Sobol(isp.d, scramble=True, seed=self.seed).random_base2(m)[:n_sobol]
-        rng = rng_for(self.seed, 0, 7)
-        for corner in self._corner_keys(getattr(self, "corners", 0)):
-            if corner not in design:
-                design.append(corner)
-        for row in u:
-            target = np.minimum(np.floor(row * isp.n_levels), isp.n_levels - 1).astype(float)
-            key: Key | None = tuple(int(v) for v in target)
-            if key is None or key in design or not isp.is_feasible(key):
-                key = isp.nearest_feasible(target, set(design), rng)
-                if key is None:
-                    break
-            design.append(key)
-        return design
-
-    def _corner_keys(self, n: int) -> list[Key]:
-        return corner_keys(self.ispace, n, rng_for(self.seed, 0, 8))
+        return sobol_design(self.ispace, self.start_key, self.n_initial, self.seed, getattr(self, "corners", 0))
 
     # -- exhaustive mode -----------------------------------------------------------------------
     def exhaustive(self) -> bool:
@@ -417,7 +394,7 @@ class GPOptimizer(BaseOptimizer):
             ys = np.asarray(self.ys, dtype=float)
             s_obs = self._screen(keys_all)
             self._screen_scale = prior_scale(ys, s_obs)
-            self._warp = (0.0, 0.0)
+            self._warp = IDENTITY
             y = ys - self._screen_scale * s_obs
         else:
             y = self._warp_fit(np.asarray(self.ys, dtype=float))

@@ -76,7 +76,7 @@ def choose_sim_search(source: MarginSource, budget: int, ispace: IndexedSpace | 
     single = time.perf_counter() - t0
     grid_s = (per_batch + LOOP_S) * nf
     gp_s = budget * (single + GP_STEP_S)
-    if getattr(source, "weights", None) == {"eye_height": 1.0}:  # the GP screens every code first
+    if getattr(source, "screens", False):  # the GP screens every code first (SimulationSource.screens)
         gp_s += nf * SCREEN_S_PER_CODE
     if grid_s <= gp_s:
         why = f"the whole grid ({nf} codes, ~{grid_s:.1f} s in one batch) costs no more than {budget} GP steps (~{gp_s:.1f} s)"

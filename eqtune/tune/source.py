@@ -472,11 +472,16 @@ class SimulationSource:
             out.append(Measurement(float(worst[i]), metrics, cost))
         return out
 
+    @property
+    def screens(self) -> bool:
+        """Whether ``screen_margins`` has a screen to give: the objective is the eye height alone."""
+        return self.weights == {"eye_height": 1.0}
+
     def screen_margins(self, ispace: IndexedSpace) -> np.ndarray | None:
         """The engine's fast stage-A eye height (mV) of every feasible code of ``ispace.grid`` (the worst
         corner's), for the GP's prior mean (``eqtune.tune.screen``); None when the objective is not the
         eye height alone or the space is not enumerated."""
-        if ispace.grid is None or self.weights != {"eye_height": 1.0}:
+        if ispace.grid is None or not self.screens:
             return None
         values = ispace.values(ispace.grid)
         names = list(ispace.names)
