@@ -208,3 +208,15 @@ def test_unique_rows_matches_numpy():
         u2, inv2 = np.unique(m, axis=0, return_inverse=True)
         assert np.array_equal(u, u2) and np.array_equal(inv, np.asarray(inv2).reshape(-1))
         assert np.array_equal(u[inv], m)
+
+
+def test_table_screen_for_another_grid_is_refused():
+    from eqtune.errors import TuneError
+
+    src = SimulationSource("c2m-10in", ["rx_pre", "rx_post"])
+    table, _ = grid_table(src)
+    isp = IndexedSpace(src.space)
+    grid = isp.values(isp.grid)
+    table.set_screen(grid[::-1], np.arange(len(grid), dtype=float))  # rows in another order
+    with pytest.raises(TuneError, match="another grid"):
+        table.screen_margins(isp)
