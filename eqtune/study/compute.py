@@ -121,16 +121,10 @@ class _WorstSource:
         return self.measure_batch([point])[0]
 
     def screen_margins(self, ispace: Any) -> np.ndarray | None:
-        """The engines' stage-A eye height of every code, worst over the corners (``eqtune.tune.screen``),
-        when the model is the eye engine and the objective the eye height; else None (no screen)."""
-        engines = getattr(self.model, "engines", None)
-        if engines is None or getattr(self.model, "_metric", None) != "eye_height_min_mv" or ispace.grid is None:
-            return None
-        values = ispace.values(ispace.grid)
-        names = list(ispace.names)
-        fixed = dict(self.space.fixed)
-        worst: np.ndarray = np.min([engines[ci].screen(values, names, fixed=fixed) for ci in self.corners], axis=0)
-        return worst
+        """The model's screen (``EngineModel.screen_margins``), worst over ``corners``; None when the
+        model has none (``eqtune.tune.screen``)."""
+        fn = getattr(self.model, "screen_margins", None)
+        return None if fn is None else fn(self.corners, ispace)
 
 
 def _bayes(model: LinkModel, corners: Sequence[int], budget: int, seed: int) -> tuple[EqPoint, int]:
@@ -297,6 +291,16 @@ class EngineModel:
         default when the study tunes it."""
         d = self.engines[0].default_point()
         return {k.name: float(d.get(k.name, k.default)) for k in self.space.knobs}
+
+    def screen_margins(self, corners: Sequence[int], ispace: Any) -> np.ndarray | None:
+        """The engines' stage-A eye height (mV) of every code of ``ispace.grid``, worst over ``corners``
+        (``EyeEngine.screen``); None unless the objective is the eye height and the space enumerated."""
+        if self._metric != "eye_height_min_mv" or ispace.grid is None:
+            return None
+        values, names = ispace.values(ispace.grid), list(ispace.names)
+        fixed = dict(self.space.fixed)
+        worst: np.ndarray = np.min([self.engines[c].screen(values, names, fixed=fixed) for c in corners], axis=0)
+        return worst
 
     def measure(self, corner: int, points: Sequence[EqPoint]) -> list[dict[str, float]]:
         engine = self.engines[corner]
