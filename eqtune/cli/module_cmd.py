@@ -40,11 +40,18 @@ def show(resource: str, lane: int | None, as_json: bool) -> None:
         active = mod.active_eq_all()
         dps = mod.dp_states()
         adaptive = mod.tx_adaptive_enabled()
+        from eqtune.errors import ModuleError
+
+        try:  # the same answer as `module doctor` and `module set` (eqtune.drivers.cmis_policy.method_for)
+            method: dict[str, Any] = mod.apply_method("auto").to_dict()
+        except ModuleError as exc:
+            method = {"trigger": "", "supported": False, "traffic_down": None, "reason": str(exc)}
     rows = [{"lane": ln, "dp_state": dps[ln], "tx_adaptive": adaptive[ln], **active[ln]} for ln in lanes]
     if as_json:
         from eqtune.cli._common import echo_json
 
-        echo_json({"resource": resource, "identity": ident.to_dict(), "capabilities": caps.to_dict(), "lanes": rows})
+        echo_json({"resource": resource, "identity": ident.to_dict(), "capabilities": caps.to_dict(),
+                   "apply": method, "lanes": rows})
         return
     from eqtune.textsafe import printable  # module text is device data: no terminal escapes
 
@@ -60,7 +67,9 @@ def show(resource: str, lane: int | None, as_json: bool) -> None:
         return f"{v[0]}..{v[-1]}" if list(v) == list(range(v[0], v[-1] + 1)) else ",".join(map(str, v))
 
     click.echo("eq codes    " + ("  ".join(f"{k} {span(k)}" for k in knobs) or "no EQ controls advertised"))
-    click.echo(f"apply       {'ApplyImmediate' if caps.apply_immediate else 'ApplyDPInit (data path goes down)'}"
+    how = (method["trigger"] + (" after DPDeinit (data path goes down)" if method["traffic_down"] else "")
+           if method["supported"] else f"not possible ({method['reason']})")
+    click.echo(f"apply       {how}"
                f"  Tx adaptive EQ {'supported' if caps.tx_adaptive else 'not supported'}"
                f"  PRBS checker {'yes' if caps.diagnostics else 'no'}")
     click.echo("")

@@ -44,7 +44,7 @@ from eqtune.drivers.cmis_codec import (
     page00_checksum_ok,
 )
 from eqtune.drivers.cmis_map import ConfigStatus, DPState, ModuleState
-from eqtune.drivers.cmis_policy import ApplyMethod, CmisTiming, choose_apply_method
+from eqtune.drivers.cmis_policy import ApplyMethod, CmisTiming, method_for
 from eqtune.drivers.cmis_prbs import PrbsMixin
 from eqtune.drivers.cmis_types import (  # noqa: F401 (re-exported: the old import path)
     CMIS_IDENTIFIERS,
@@ -124,10 +124,10 @@ class CmisDriver(PrbsMixin, VdmMixin):
             return self._caps
         # no checksum covers the lower page: read twice and compare, as page 01h (one flipped bit of
         # byte 2 would turn a hot-reconfigurable module into one that refuses every apply)
-        lower2 = self.regs.read_stable(0, 2, 1)
+        rev_and_chars = self.regs.read_stable(0, 1, 2)  # byte 1 CMIS revision, byte 2 characteristics
         app = self.regs.read_stable(0, 86, 4)
         p1 = self.regs.read_stable(1, CAPS_PAGE1_FIRST, CAPS_PAGE1_LEN)
-        self._caps = decode_capabilities(lower2, app, p1)
+        self._caps = decode_capabilities(rev_and_chars[1:2], app, p1, cmis_rev=rev_and_chars[0])
         return self._caps
 
     def dp_states(self, stable: bool = False) -> dict[int, str]:
@@ -191,9 +191,8 @@ class CmisDriver(PrbsMixin, VdmMixin):
         module does not support it (see :func:`eqtune.drivers.cmis_policy.choose_apply_method`)."""
         if method not in ("auto", "immediate", "dpinit"):
             raise EqRangeError(f"apply method {method!r} unknown; use auto, immediate or dpinit")
-        caps = self.capabilities()
         try:
-            return choose_apply_method(caps.stepped_config_only, caps.auto_commissioning, method)
+            return method_for(self.capabilities(), method)
         except ValueError as exc:
             raise ModuleError(f"{self.resource}: {exc}") from None
 

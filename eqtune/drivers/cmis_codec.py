@@ -73,9 +73,10 @@ def decode_identity(lower: bytes, upper: bytes) -> ModuleIdentity:
     )
 
 
-def decode_capabilities(lower2: bytes, app: bytes, p1: bytes) -> EqCapabilities:
+def decode_capabilities(lower2: bytes, app: bytes, p1: bytes, cmis_rev: int = 0x52) -> EqCapabilities:
     """``lower2``: lower page byte 2; ``app``: bytes 86-89 (application descriptor 1);
-    ``p1``: page 01h bytes 142-162."""
+    ``p1``: page 01h bytes 142-162; ``cmis_rev``: lower page byte 1 (AutoCommissioning, byte 2
+    bits 1-0, is read only from CMIS 5.3 on: :func:`eqtune.drivers.cmis_policy.reconfiguration_support`)."""
 
     def b(off: int) -> int:
         return p1[off - CAPS_PAGE1_FIRST]
@@ -84,7 +85,7 @@ def decode_capabilities(lower2: bytes, app: bytes, p1: bytes) -> EqCapabilities:
     lanes = app[2] >> 4 if app[0] not in (0, 0xFF) and app[2] >> 4 else 8
     stepped = bool(M.STEPPED_CONFIG_ONLY.scalar_value(lower2))
     auto_comm = M.AUTO_COMMISSIONING.scalar_value(lower2)
-    reconf = reconfiguration_support(stepped, auto_comm)
+    reconf = reconfiguration_support(stepped, auto_comm, cmis_rev)
     amp_mask = M.RX_OUTPUT_LEVEL_SUPPORT.scalar_value(bytes([b(153)]))
     return EqCapabilities(
         lanes=min(8, lanes),
@@ -100,6 +101,8 @@ def decode_capabilities(lower2: bytes, app: bytes, p1: bytes) -> EqCapabilities:
         dp_init_max_s=DURATION_S[b(144) & 0xF],  # None for the reserved codes 14-15
         auto_commissioning=auto_comm,
         reconfiguration=reconf,
+        cmis_rev=f"{cmis_rev >> 4}.{cmis_rev & 0xF}",
+        dp_deinit_max_s=DURATION_S[b(144) >> 4],
     )
 
 

@@ -67,9 +67,11 @@ class EqCapabilities:
 
     ``*_max`` is None when the knob is not supported (page 01h bytes 153-154, 161-162);
     ``rx_amp_codes`` the supported amplitude codes (byte 153 bits 3-0). ``stepped_config_only``,
-    ``auto_commissioning`` (lower page byte 2) and ``reconfiguration`` ("both", "hot", "regular",
-    "neither": :func:`eqtune.drivers.cmis_policy.reconfiguration_support`) decide the Apply trigger;
-    ``apply_immediate`` is True when ApplyImmediate is usable. ``dp_init_max_s`` (s) from byte 144.
+    ``auto_commissioning`` (lower page byte 2, meaningful from CMIS 5.3), ``cmis_rev`` (byte 1) and
+    ``reconfiguration`` ("both", "stepped", "hot", "regular":
+    :func:`eqtune.drivers.cmis_policy.reconfiguration_support`) decide the Apply procedure;
+    ``apply_immediate`` is True when ApplyImmediate is usable. ``dp_init_max_s`` /
+    ``dp_deinit_max_s`` (s) from page 01h byte 144 (None: reserved code).
     """
 
     lanes: int
@@ -85,6 +87,8 @@ class EqCapabilities:
     dp_init_max_s: float | None = None
     auto_commissioning: int = 0
     reconfiguration: str = "both"
+    cmis_rev: str = "5.2"
+    dp_deinit_max_s: float | None = None
 
     def knob_values(self) -> dict[str, tuple[int, ...]]:
         """Allowed codes per supported knob (knobs the module does not support are absent)."""

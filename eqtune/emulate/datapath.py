@@ -40,6 +40,8 @@ class DPState:
     INIT = _DP["init"]
     DEINIT = _DP["deinit"]
     ACTIVATED = _DP["activated"]
+    TX_TURN_ON = _DP["tx_turn_on"]
+    TX_TURN_OFF = _DP["tx_turn_off"]
     INITIALIZED = _DP["initialized"]
 
 
@@ -75,6 +77,8 @@ class DataPathMixin:
         settle_s: float
         status_latency_s: float
         stepped_config_only: bool
+        cmis_rev: int
+        config_s: float | None
         tx_adaptive_on: bool
         applies: int
         ignored_triggers: int
@@ -94,6 +98,8 @@ class DataPathMixin:
         def _take(self, kinds: tuple[str, ...], op: str | None) -> _Fault | None: ...
 
         def _accumulate(self) -> None: ...
+
+        def _module_ready(self) -> bool: ...
 
     # ------------------------------------------------------------------ time / events
     def _at(self, delay: float, action: Callable[[], object]) -> None:
@@ -158,8 +164,10 @@ class DataPathMixin:
             return  # CMIS: a trigger while a procedure runs on the lane is ignored
         deactivated = all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes)
         support = self.reconfiguration
-        if support not in (("both", "hot") if immediate else ("both", "regular")):
-            # a trigger the module does not support is ignored silently: ConfigStatus keeps its old value
+        if immediate and support not in ("both", "hot"):
+            # ApplyImmediate on a module without hot reconfiguration is ignored silently: ConfigStatus
+            # keeps its old value (ApplyDPInit in DPDeactivated, the step-by-step procedure, is what
+            # every module accepts: OIF-CMIS-05.2 s6.2.4; sonic xcvrd CMIS_STATE_AP_CONF relies on it)
             self.ignored_triggers += 1
             return
         self.applies += 1
@@ -177,9 +185,10 @@ class DataPathMixin:
         if rej is not None:
             status = int(rej.params.get("code", ConfigStatus.REJECTED))
         slow = self._take(("slow_apply",), None)
-        delay = self.settle_s + (float(slow.params.get("delay_s", 2.0)) if slow else 0.0)
+        base = self.settle_s if self.config_s is None else self.config_s
+        delay = base + (float(slow.params.get("delay_s", 2.0)) if slow else 0.0)
         delay = max(delay, 2.0 * self.status_latency_s)  # the result comes after ConfigInProgress
-        if status == ConfigStatus.SUCCESS and not immediate and self.stepped_config_only and not deactivated:
+        if status == ConfigStatus.SUCCESS and not immediate and not deactivated and support not in ("both", "regular"):
             status = _CS["lanes_in_use"]  # step-by-step only: the host must DPDeinit first
 
         def finish_status(code=status) -> None:
@@ -196,10 +205,14 @@ class DataPathMixin:
 
             self._at(delay, done)
         elif all(self.dp_state(lane) == DPState.DEACTIVATED for lane in lanes):
-            # step-by-step: copy now; DPInit runs when the host clears DPDeinit
+            # step-by-step: copy now, DPInitPending set (11h:235, CMIS >= 5; sonic xcvrd
+            # check_datapath_init_pending); DPInit runs when the host clears DPDeinit
             def copy_now() -> None:
                 self._copy_to_active(lanes, push=False)
                 finish_status()
+                if self.cmis_rev >= 0x50:
+                    for lane in lanes:
+                        self._set_lane(T.DPInitPending, lane, 1)
 
             self._at(delay / 2, copy_now)
         else:
@@ -250,13 +263,58 @@ class DataPathMixin:
         for lane in range(1, self.lanes + 1):
             bit = 1 << (lane - 1)
             if value & bit and not prev & bit:
-                self._set_lane(T.DPState, lane, DPState.DEINIT)
-                self._at(self.settle_s / 2, partial(self._set_lane, T.DPState, lane, DPState.DEACTIVATED))
+                self._dp_down(lane)
             elif prev & bit and not value & bit:
-                self._set_lane(T.DPState, lane, DPState.INIT)
+                self._dp_init(lane)
 
-                def up(ln=lane) -> None:
-                    self._set_lane(T.DPState, ln, DPState.ACTIVATED)
-                    self._push([ln])
+    def _dp_down(self, lane: int) -> None:
+        """DPDeinit -> DPDeactivated (CMIS 5.2 Figure 6-4 data path state machine)."""
+        if self.dp_state(lane) == DPState.DEACTIVATED:
+            return
+        self._set_lane(T.DPState, lane, DPState.DEINIT)
+        self._at(self.settle_s / 2, partial(self._set_lane, T.DPState, lane, DPState.DEACTIVATED))
 
-                self._at(self.settle_s, up)
+    def _dp_init(self, lane: int) -> None:
+        """DPInit -> DataPathInitialized while the lane's Tx output is disabled (10h:130), else
+        -> DataPathActivated (through DPTxTurnOn); nothing while the module is in low power or the
+        lane belongs to no data path (AppSel 0). CMIS 5.2 s6.3.3; the states sonic xcvrd waits for in
+        CMIS_STATE_DP_TXON / CMIS_STATE_DP_ACTIVATE."""
+        if not self._module_ready() or not self._get_lane(T.ActiveDPConfig, lane) >> 4:
+            return
+        self._set_lane(T.DPInitPending, lane, 0)
+        self._set_lane(T.DPState, lane, DPState.INIT)
+
+        def up(ln: int = lane) -> None:
+            if self.dp_state(ln) != DPState.INIT:
+                return
+            if self._get_lane(T.OutputDisableTx, ln):
+                self._set_lane(T.DPState, ln, DPState.INITIALIZED)
+            else:
+                self._set_lane(T.DPState, ln, DPState.ACTIVATED)
+                self._push([ln])
+
+        self._at(self.settle_s, up)
+
+    def _tx_disable(self, value: int) -> None:
+        """OutputDisableTx (10h:130) written: an initialized lane whose Tx is enabled turns on
+        (DPTxTurnOn -> DPActivated); an active lane whose Tx is disabled turns off (DPTxTurnOff ->
+        DataPathInitialized). CMIS 5.2 s6.3.3 (DataPathTxTurnOn / TxTurnOff states)."""
+        for lane in range(1, self.lanes + 1):
+            off = value >> (lane - 1) & 1
+            state = self.dp_state(lane)
+            if state == DPState.INITIALIZED and not off:
+                self._set_lane(T.DPState, lane, DPState.TX_TURN_ON)
+
+                def on(ln: int = lane) -> None:
+                    if self.dp_state(ln) == DPState.TX_TURN_ON:
+                        self._set_lane(T.DPState, ln, DPState.ACTIVATED)
+                        self._push([ln])
+
+                self._at(self.settle_s / 2, on)
+            elif state == DPState.ACTIVATED and off:
+                self._set_lane(T.DPState, lane, DPState.TX_TURN_OFF)
+                self._at(self.settle_s / 2, partial(self._fall_to_initialized, lane))
+
+    def _fall_to_initialized(self, lane: int) -> None:
+        if self.dp_state(lane) == DPState.TX_TURN_OFF:
+            self._set_lane(T.DPState, lane, DPState.INITIALIZED)

@@ -100,7 +100,7 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
                  tx_adaptive: bool = True, tx_adaptive_on: bool = True, stepped_config_only: bool | None = None,
                  diagnostics: bool | None = None, vdm: bool | None = None, auto_commissioning: int | None = None,
                  image: str | None = None, identity: dict[str, Any] | None = None, name: str = "emu",
-                 status_latency_s: float = 0.0) -> None:
+                 status_latency_s: float = 0.0, cmis_rev: int | None = None, config_s: float | None = None) -> None:
         image = image or DEFAULT_IMAGE
         if image not in T.images:
             raise ValueError(f"unknown module image {image!r}; images: {', '.join(sorted(T.images))}")
@@ -115,6 +115,9 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         # ConfigStatus keeps its previous value this long after a trigger before showing ConfigInProgress
         # (a module that is slow to start the procedure: a host reading at once sees a stale ConfigSuccess)
         self.status_latency_s = float(status_latency_s)
+        # ConfigStatus shows ConfigInProgress this long after an accepted trigger (None: settle_s), as
+        # a module that takes its time to commission the staged set does
+        self.config_s = None if config_s is None else float(config_s)
         self.clock = clock if clock is not None else RealClock()
         self.caps = {
             "rx_pre_max": rx_pre_max, "rx_post_max": rx_post_max, "rx_amp_codes": tuple(rx_amp_codes),
@@ -131,7 +134,12 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         if self.vdm and not self.vdm_types:
             self.vdm_types = ["esnr_host", "ber_cur_host"]
         self.dp_durations = int(img.get("dp_durations", 0x44))
-        self.identity = {**DEFAULT_IDENTITY, "identifier": int(img.get("identifier", 0x19)), **(identity or {})}
+        self.identity = {**DEFAULT_IDENTITY, "identifier": int(img.get("identifier", 0x19)),
+                         "cmis_rev": int(img.get("cmis_rev", 0x52)), **(identity or {})}
+        if cmis_rev is not None:
+            self.identity["cmis_rev"] = int(cmis_rev)
+        self.cmis_rev = int(self.identity["cmis_rev"])
+        self.app = {k: img[k] for k in ("host_if", "media_if", "media_type", "power_class", "max_power_w") if k in img}
         # host waits a driver may shorten for this emulator (transport.wait_scale): real-host waits on a
         # virtual clock cost nothing; on the real clock they scale with the emulated settle time
         self.host_wait_scale = 1.0 if isinstance(self.clock, VirtualClock) else min(1.0, self.settle_s / 0.5)
@@ -156,10 +164,16 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
 
     @property
     def reconfiguration(self) -> str:
-        """Xena ``check_eq_reconfig_support`` of this image: both, hot, regular or neither."""
+        """What this module accepts: "both" (SteppedConfigOnly 0: step-by-step, ApplyDPInit from
+        DPActivated and ApplyImmediate), "stepped" (SteppedConfigOnly 1: ApplyDPInit only in
+        DPDeactivated), and from CMIS 5.3 (byte 2 bits 1-0 AutoCommissioning; reserved before, so
+        ignored) "hot" (10b: also ApplyImmediate) or "regular" (01b: also ApplyDPInit from
+        DPActivated). OIF-CMIS-05.2 s6.2.4 / byte 00h:2 bit 6; OIF-CMIS-05.3 byte 00h:2 bits 1-0."""
         if not self.stepped_config_only:
             return "both"
-        return {2: "hot", 1: "regular"}.get(self.auto_commissioning, "neither")
+        if self.cmis_rev < 0x53:
+            return "stepped"
+        return {2: "hot", 1: "regular"}.get(self.auto_commissioning & 3, "stepped")
 
     # ------------------------------------------------------------------ memory helpers
     def _pg(self, page: int, bank: int = 0) -> bytearray:
@@ -228,12 +242,17 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         self._put(T.FlatMemory, 0)  # paged memory
         self._put(T.SteppedConfigOnly, int(self.stepped_config_only))
         self._put(T.AutoCommissioning, self.auto_commissioning)
-        self._put(T.ModuleState, T.codes["module_ready"])
+        self._put(T.ModuleState, T.codes["module"]["ready"])
         self._put(T.ActiveFwMajor, ident["firmware"][0])
         self._put(T.ActiveFwMinor, ident["firmware"][1])
-        # Application descriptor 1: host interface ID (illustrative 800GAUI-8 C2M code), media ID,
-        # host/media lane counts, host lane assignment; the next descriptor's first byte 0xFF ends the list
-        self._set_bytes(T.AppDescriptor1, bytes([0x4F, 0x1C, (self.lanes << 4) | self.lanes, 0x01]))
+        # Application descriptor 1 (table [images.*] host_if / media_if, SFF-8024 codes right for the
+        # lane count: 800GAUI-8 + 800GBASE-DR8 on 8 lanes, 400GAUI-4 + 400GBASE-DR4 on 4), host/media
+        # lane counts, host lane assignment (lane 1); the next descriptor's first byte 0xFF ends the list
+        app = self.app
+        host_if = int(app.get("host_if", 81 if self.lanes == 8 else 79))
+        media_if = int(app.get("media_if", 86 if self.lanes == 8 else 28))
+        self._put(T.MediaType, int(app.get("media_type", 2)))
+        self._set_bytes(T.AppDescriptor1, bytes([host_if, media_if, (self.lanes << 4) | self.lanes, 0x01]))
         self._set_byte(0, T.AppDescriptor1.offset + 4, 0xFF)
         self._set_byte(0, 128, ident["identifier"])
         self._set_str(T.VendorName, ident["vendor"])
@@ -242,6 +261,8 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         self._set_str(T.VendorRev, ident["rev"])
         self._set_str(T.VendorSN, ident["sn"])
         self._set_str(T.DateCode, ident["date_code"])
+        self._put(T.PowerClass, int(app.get("power_class", 6)))
+        self._put(T.MaxPower, int(round(float(app.get("max_power_w", 14.0)) * 4)))
         p0 = self._pg(0)
         self._put(T.PageChecksum00, sum(p0[0:T.PageChecksum00.offset - 128]) & 0xFF)
         self._put(T.InactiveFwMajor, ident["firmware"][0])
@@ -250,6 +271,11 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         self._put(T.DiagPagesSupported, int(self.diagnostics))
         self._put(T.VdmPagesSupported, int(self.vdm))
         self._set_byte(1, T.MaxDurationDPInit.offset, self.dp_durations)
+        # module power up/down and Tx turn on/off: code 4 (100 ms), sonic-codes DP_PATH_TIMINGS
+        self._set_byte(1, T.ModulePwrUpDuration.offset, 0x44)
+        self._set_byte(1, T.DPTxTurnOnDuration.offset, 0x44)
+        self._put(T.TxDisableSupported, 1)
+        self._put(T.MediaLaneAssign1, 0x01)
         self._put(T.TxInputEqMax, caps["tx_eq_max"] & 0xF)
         self._put(T.RxOutputLevelSupport, sum(1 << c for c in caps["rx_amp_codes"]) & 0xF)
         self._put(T.RxPreCursorMax, caps["rx_pre_max"] & 0xF)
@@ -282,6 +308,50 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
             for lane in range(1, self.lanes + 1):
                 self.link.set_tx_adaptive(lane, self.tx_adaptive_on)
 
+    def reset_to_defaults(self) -> None:
+        """Module reset: every control (staged and active control sets, DPDeinit, Tx disable, low-power
+        request) back to the module's power-up defaults and the link back to the power-up codes. The
+        same happens when a host sets SoftwareReset (lower page byte 26 bit 3; sonic CmisApi
+        ``reset_module`` writes ``1 << 3``), also through ``eqtune emulate``'s register bridge. CMIS
+        5.2 s6.3.2: control sets are volatile, a reset restores the module's defaults."""
+        self.reset()
+
+    # ------------------------------------------------------------------ module state machine
+    def _module_ready(self) -> bool:
+        return self._get(T.ModuleState) == T.codes["module"]["ready"]
+
+    def _module_control(self, value: int) -> None:
+        """Lower page byte 26 written: SoftwareReset (bit 3, self-clearing) resets the module;
+        LowPwrRequestSW (bit 4) takes it ModuleReady -> ModulePwrDn -> ModuleLowPwr (every data
+        path deactivated) and, cleared, ModuleLowPwr -> ModulePwrUp -> ModuleReady, after which the
+        data paths the host has not held in DPDeinit initialize (CMIS 5.2 s6.3.2 module state
+        machine; sonic CmisApi ``set_lpmode``/``reset_module``; FBOSS setModuleLowPowerModeLocked)."""
+        if value >> T.SoftwareReset.bit_lo & 1:
+            self.reset()
+            return
+        self._lower[T.ModuleControl.offset] = value
+        ms = T.codes["module"]
+        low = bool(value >> T.LowPwrRequestSW.bit_lo & 1)
+        state = self._get(T.ModuleState)
+        if low and state in (ms["ready"], ms["pwr_up"]):
+            self._put(T.ModuleState, ms["pwr_dn"])
+            for lane in range(1, self.lanes + 1):
+                self._dp_down(lane)
+            self._at(self.settle_s, lambda: self._put(T.ModuleState, ms["low_pwr"]))
+        elif not low and state in (ms["low_pwr"], ms["pwr_dn"]):
+            self._put(T.ModuleState, ms["pwr_up"])
+
+            def ready() -> None:
+                if self._get(T.ModuleState) != ms["pwr_up"]:
+                    return
+                self._put(T.ModuleState, ms["ready"])
+                deinit = self._byte(0x10, T.DPDeinit.offset)
+                for lane in range(1, self.lanes + 1):
+                    if not deinit >> (lane - 1) & 1 and self.dp_state(lane) == DPState.DEACTIVATED:
+                        self._dp_init(lane)
+
+            self._at(self.settle_s, ready)
+
     def reset(self) -> None:
         """Reset (ResetS / ResetL / power cycle): every register back to its power-up value and the
         link back to the power-up codes, with Tx input adaptive EQ as shipped (CMIS 5.2 section 6.3.2:
@@ -292,6 +362,7 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
             self._lower[:] = bytes(128)
             self._pages.clear()
             self._bank = self._page = 0
+            self._dpdeinit_prev = 0
             self._events.clear()
             self._build()
 
@@ -383,8 +454,8 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
                 self._bank = b
             elif o == 127:
                 self._page = b
-            elif o == 26:
-                self._lower[o] = b
+            elif o == T.ModuleControl.offset:
+                self._module_control(b)
             return  # other lower-page bytes are read-only here
         page = self._page
         if page == 0x10 and self._bank == 0:
@@ -395,6 +466,9 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
             elif o == T.DPDeinit.offset:
                 self._pg(0x10)[o - 128] = b
                 self._dpdeinit(b)
+            elif o == T.OutputDisableTx.offset:
+                self._pg(0x10)[o - 128] = b
+                self._tx_disable(b)
             else:
                 self._pg(0x10)[o - 128] = b
         elif page == 0x13 and self._bank == 0 and o >= 144 and self.diagnostics:
@@ -431,16 +505,26 @@ def _opt_bool(v: str) -> bool:
     return v.lower() in ("1", "true", "yes", "on")
 
 
+def _opt_rev(v: str) -> int:
+    """``cmis=5.3`` -> 0x53 (lower page byte 1: major bits 7-4, minor 3-0)."""
+    major, _, minor = v.partition(".")
+    if not major.isdigit() or not (minor or "0").isdigit() or not 1 <= int(major) <= 15 or int(minor or 0) > 15:
+        raise ValueError(f"cmis={v!r} is not a CMIS revision such as 4.0, 5.2 or 5.3")
+    return int(major) << 4 | int(minor or 0)
+
+
 def emulator_for(spec) -> EmulatedModule:
     """The process-wide emulated module for an ``emu:`` resource spec (created on first use).
 
     Options: ``seed``, ``settle_ms`` (default 50), ``fast=1`` (virtual clock), ``image`` (an advertised
-    module profile of ``cmis_table.toml``: osfp8-both (default), qsfpdd8-hot, qsfp4-regular,
-    osfp8-nodiag), ``lanes`` (default from the image), ``stepped=1`` (SteppedConfigOnly; with no
+    module profile of ``cmis_table.toml``: osfp8-both (default), qsfpdd8-stepped, qsfpdd8-hot,
+    qsfp4-regular, osfp8-nodiag), ``lanes`` (default from the image), ``stepped=1`` (SteppedConfigOnly; with no
     ``autocomm`` it advertises AutoCommissioning 01b, regular reconfiguration), ``autocomm=0..3``,
     ``noise=0`` (exact error counts), ``adaptive=0|1`` (Tx input adaptive EQ at power-up; default 1 as
     shipped, 0 = fixed Tx input EQ on all lanes), ``adaptive_cap=0`` (a module that does not advertise
-    Tx input adaptive EQ at all), ``name`` (distinguishes otherwise equal strings)."""
+    Tx input adaptive EQ at all), ``cmis=5.3`` (the CMIS revision, lower page byte 1; AutoCommissioning
+    is read from 5.3 on), ``config_ms`` (how long ConfigStatus shows ConfigInProgress after a trigger;
+    default settle_ms), ``name`` (distinguishes otherwise equal strings)."""
     key = spec.target + "?" + "&".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
     with _REG_LOCK:
         mod = _EMULATORS.get(key)
@@ -461,6 +545,8 @@ def emulator_for(spec) -> EmulatedModule:
                     "noise": _opt_bool(o.get("noise", "1")),
                     "clock": VirtualClock() if _opt_bool(o.get("fast", "0")) else None,
                     "name": o.get("name", f"emu:{spec.target}"),
+                    "cmis_rev": _opt_rev(o["cmis"]) if "cmis" in o else None,
+                    "config_s": float(o["config_ms"]) / 1000.0 if "config_ms" in o else None,
                 }
             except ValueError as exc:
                 raise InputError(f"emu:{spec.target}: bad emulator option ({exc}); e.g. emu:c2m-10in?seed=1&settle_ms=0") from None

@@ -22,9 +22,11 @@ from eqtune.errors import ModuleError
 
 T = load_table()
 IMAGES = image_names()
-# Xena check_eq_reconfig_support / apply_change_on_lane: the trigger each advertised profile needs
+# the Apply procedure each advertised profile gets (eqtune.drivers.cmis_policy: FBOSS ApplyImmediate where
+# hot reconfiguration is allowed, SONiC's step-by-step DPDeinit -> ApplyDPInit -> release otherwise)
 EXPECTED = {"osfp8-both": ("ApplyImmediate", False), "qsfpdd8-hot": ("ApplyImmediate", False),
-            "qsfp4-regular": ("ApplyDPInit", True), "osfp8-nodiag": ("ApplyImmediate", False)}
+            "qsfpdd8-stepped": ("ApplyDPInit", True), "qsfp4-regular": ("ApplyDPInit", True),
+            "osfp8-nodiag": ("ApplyImmediate", False)}
 
 
 def make(image: str, **kw) -> tuple[EmulatedModule, CmisDriver]:
@@ -37,7 +39,8 @@ def make(image: str, **kw) -> tuple[EmulatedModule, CmisDriver]:
 def test_images_cover_the_profiles_the_issue_asks_for():
     imgs = T.images.values()
     assert {i["stepped_config_only"] for i in imgs} == {0, 1}
-    assert {i["auto_commissioning"] for i in imgs if i["stepped_config_only"]} == {1, 2}
+    assert {(i["cmis_rev"] >= 0x53, i["auto_commissioning"]) for i in imgs if i["stepped_config_only"]} == {
+        (False, 0), (True, 1), (True, 2)}
     assert {i["diagnostics"] for i in imgs} == {True, False} and {i["lanes"] for i in imgs} == {4, 8}
     assert set(EXPECTED) == set(IMAGES)
 
@@ -60,7 +63,8 @@ def test_identity_and_capabilities(image):
     emu, mod = make(image)
     img = T.images[image]
     ident = mod.identity()
-    assert ident.cmis_rev == "5.2" and ident.module_state == "ModuleReady"
+    rev = img["cmis_rev"]
+    assert ident.cmis_rev == f"{rev >> 4}.{rev & 0xF}" and ident.module_state == "ModuleReady"
     assert ident.form_factor == {0x18: "QSFP-DD", 0x19: "OSFP", 0x1E: "QSFP+ (CMIS)"}[img["identifier"]]
     caps = mod.capabilities()
     assert caps.lanes == img["lanes"] and caps.diagnostics == img["diagnostics"] and caps.vdm == img["vdm"]
@@ -158,12 +162,17 @@ def test_module_doctor_bad_image_is_one_line_exit_2():
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
 
 
-def test_neither_reconfiguration_is_refused_before_any_write():
-    emu, mod = make("qsfpdd8-hot", auto_commissioning=0)
-    emu.writes.clear()
-    with pytest.raises(ModuleError, match="neither regular nor hot"):
+def test_stepped_only_module_is_tuned_step_by_step_never_refused():
+    """Byte 2 = 0x40 on CMIS 5.3 (AutoCommissioning 00b) and 0x42 on CMIS 5.2 (bits 1-0 reserved):
+    both are tuned with DPDeinit -> ApplyDPInit -> release, and the codes end up active."""
+    for kw in ({"auto_commissioning": 0}, {"cmis_rev": 0x52}):
+        emu, mod = make("qsfpdd8-hot", **kw)
+        assert mod.apply_method().deinit and mod.apply_method().traffic_down
+        emu.writes.clear()
         mod.apply_eq({1: {"tx_eq": 3}})
-    assert emu.writes == []
+        p10 = [w.offset for w in emu.writes if w.page == 0x10]
+        assert T.DPDeinit.offset in p10 and T.ApplyDPInit.offset in p10 and T.ApplyImmediate.offset not in p10
+        assert mod.active_eq(1)["tx_eq"] == 3 and emu.ignored_triggers == 0
 
 
 def test_immediate_is_refused_where_a_module_would_ignore_it():
