@@ -183,8 +183,17 @@ class CmisDriver(PrbsMixin, VdmMixin):
 
     # ------------------------------------------------------------------ polling helpers
     def _timeout(self) -> float:
+        """How long to wait for a data path step or ConfigStatus (s): the module's advertised
+        MaxDurationDPInit + MaxDurationDPDeinit (page 01h byte 144), twice, at least
+        ``poll_timeout_s`` (FBOSS's 10 s default), at most the host cap (:class:`CmisTiming`)."""
         caps = self.capabilities()
-        return max(self.poll_timeout_s, 2.0 * (caps.dp_init_max_s or 0.0))
+        return self.timing.wait_limit(caps.dp_init_max_s, caps.dp_deinit_max_s, self.poll_timeout_s)
+
+    def _advertised(self) -> str:
+        caps = self.capabilities()
+        if caps.dp_init_max_s is None or caps.dp_deinit_max_s is None:
+            return "a reserved duration code"
+        return f"{caps.dp_deinit_max_s:g} s DPDeinit + {caps.dp_init_max_s:g} s DPInit"
 
     def apply_method(self, method: str = "auto") -> ApplyMethod:
         """The Apply procedure :meth:`apply_eq` uses with ``method`` (reads only). ModuleError when the
@@ -279,12 +288,17 @@ class CmisDriver(PrbsMixin, VdmMixin):
         self.regs.write(0x10, M.DP_DEINIT.offset, bytes([cur & ~mask & 0xFF]))
 
     def _wait_config(self, lanes: list[int]) -> None:
+        """Poll ConfigStatus (page 11h 202-205) until every lane has left ConfigInProgress and
+        ConfigUndefined (no answer yet: FBOSS ``checkLaneConfigError`` retries on 0 the same way),
+        within :meth:`_timeout`. A late answer is waited for; a rejection code is named as one; no
+        answer at all is named as that, not as a rejection."""
         last: dict[int, int] = {}
+        pending = (ConfigStatus.IN_PROGRESS, ConfigStatus.UNDEFINED)
 
         def check() -> dict[int, int] | None:
             nonlocal last
             last = self.regs.read_lanes(M.CONFIG_STATUS, lanes)
-            return last if all(v != ConfigStatus.IN_PROGRESS for v in last.values()) else None
+            return last if all(v not in pending for v in last.values()) else None
 
         # a ConfigStatus read straight after the trigger can still show the previous ConfigSuccess:
         # wait first as real hosts do (FBOSS 500 ms, Xena 1 s; CmisTiming.after_trigger_s)
@@ -292,9 +306,13 @@ class CmisDriver(PrbsMixin, VdmMixin):
         try:
             status = self._poll("ConfigStatus", check, interval_s=self.timing.dp_poll_s)
         except ModuleError:
-            raise ModuleError(f"{self.resource}: ConfigStatus still ConfigInProgress after {self._timeout():g} s "
-                              f"on lane(s) {lanes}; the module is slow or hung: wait and read it with "
-                              "'eqtune module show', or reset the module") from None
+            waiting = ", ".join(f"lane {ln} {state_name(CONFIG_STATUS_NAMES, v)}" for ln, v in sorted(last.items())
+                                if v in pending)
+            raise ModuleError(f"{self.resource}: no configuration result after {self._timeout():g} s ({waiting}; "
+                              "the module advertises at most "
+                              f"{self._advertised()} on page 01h byte 144): the module is slow or hung, it did "
+                              "not reject the codes; wait and read it with 'eqtune module show', or reset the "
+                              "module") from None
         bad = {ln: v for ln, v in status.items() if v != ConfigStatus.SUCCESS}
         if bad:
             desc = ", ".join(f"lane {ln} {state_name(CONFIG_STATUS_NAMES, v)}" for ln, v in sorted(bad.items()))

@@ -175,6 +175,8 @@ class CmisTiming:
     ber_settle_s: after an apply before the next BER measurement starts (Xena: 1 s after apply, then
         PRBS start and ``delay_after_reset``).
     vdm_latch_s: after a VDM freeze/unfreeze request before reading (FBOSS ``kUsecVdmLatchHold`` 100 ms).
+    host_cap_s: the longest eqtune waits for one data path step or ConfigStatus, whatever the module
+        advertises (a module advertising 6000 s would otherwise hold an FAE for 100 minutes).
     """
 
     after_trigger_s: float = 0.5
@@ -183,6 +185,15 @@ class CmisTiming:
     diag_latch_s: float = 0.2
     ber_settle_s: float = 1.0
     vdm_latch_s: float = 0.1
+    host_cap_s: float = 120.0
+
+    def wait_limit(self, dp_init_max_s: float | None, dp_deinit_max_s: float | None, floor_s: float) -> float:
+        """Timeout (s) for a data path step or ConfigStatus: twice the advertised MaxDurationDPDeinit
+        + MaxDurationDPInit (page 01h byte 144; FBOSS ``getExpectedDatapathDelayUsec`` uses the
+        advertisement for AEC/ZR modules, else ``kUsecDatapathStateUpdateTime`` 10 s), at least
+        ``floor_s``, at most ``host_cap_s``."""
+        advertised = (dp_init_max_s or 0.0) + (dp_deinit_max_s or 0.0)
+        return min(self.host_cap_s, max(floor_s, 2.0 * advertised))
 
     def scaled(self, factor: float) -> CmisTiming:
         f = max(0.0, float(factor))

@@ -196,7 +196,7 @@ class DataPathMixin:
                 self._set_lane(T.ConfigStatus, lane, code)
 
         if status != ConfigStatus.SUCCESS:
-            self._at(delay / 2, finish_status)
+            self._at(delay, finish_status)
             return
         if immediate:
             def done() -> None:
@@ -214,7 +214,7 @@ class DataPathMixin:
                     for lane in lanes:
                         self._set_lane(T.DPInitPending, lane, 1)
 
-            self._at(delay / 2, copy_now)
+            self._at(delay, copy_now)
         else:
             # regular reconfiguration from DPActivated: DPDeinit -> DPInit -> DPActivated
             for lane in lanes:

@@ -100,7 +100,8 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
                  tx_adaptive: bool = True, tx_adaptive_on: bool = True, stepped_config_only: bool | None = None,
                  diagnostics: bool | None = None, vdm: bool | None = None, auto_commissioning: int | None = None,
                  image: str | None = None, identity: dict[str, Any] | None = None, name: str = "emu",
-                 status_latency_s: float = 0.0, cmis_rev: int | None = None, config_s: float | None = None) -> None:
+                 status_latency_s: float = 0.0, cmis_rev: int | None = None, config_s: float | None = None,
+                 real_timing: bool = False) -> None:
         image = image or DEFAULT_IMAGE
         if image not in T.images:
             raise ValueError(f"unknown module image {image!r}; images: {', '.join(sorted(T.images))}")
@@ -142,7 +143,9 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         self.app = {k: img[k] for k in ("host_if", "media_if", "media_type", "power_class", "max_power_w") if k in img}
         # host waits a driver may shorten for this emulator (transport.wait_scale): real-host waits on a
         # virtual clock cost nothing; on the real clock they scale with the emulated settle time
-        self.host_wait_scale = 1.0 if isinstance(self.clock, VirtualClock) else min(1.0, self.settle_s / 0.5)
+        # (``real_timing=True``, resource option ``timing=real``: the host waits as on real hardware)
+        self.host_wait_scale = (1.0 if real_timing or isinstance(self.clock, VirtualClock)
+                                else min(1.0, self.settle_s / 0.5))
         self._lock = threading.RLock()
         self._lower = bytearray(128)
         self._pages: dict[tuple[int, int], bytearray] = {}
@@ -524,7 +527,8 @@ def emulator_for(spec) -> EmulatedModule:
     shipped, 0 = fixed Tx input EQ on all lanes), ``adaptive_cap=0`` (a module that does not advertise
     Tx input adaptive EQ at all), ``cmis=5.3`` (the CMIS revision, lower page byte 1; AutoCommissioning
     is read from 5.3 on), ``config_ms`` (how long ConfigStatus shows ConfigInProgress after a trigger;
-    default settle_ms), ``name`` (distinguishes otherwise equal strings)."""
+    default settle_ms), ``timing=real`` (the driver waits as on real hardware, 500 ms after a trigger
+    and between polls; default ``scaled``: waits shrink with settle_ms), ``name`` (distinguishes otherwise equal strings)."""
     key = spec.target + "?" + "&".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
     with _REG_LOCK:
         mod = _EMULATORS.get(key)
@@ -547,6 +551,7 @@ def emulator_for(spec) -> EmulatedModule:
                     "name": o.get("name", f"emu:{spec.target}"),
                     "cmis_rev": _opt_rev(o["cmis"]) if "cmis" in o else None,
                     "config_s": float(o["config_ms"]) / 1000.0 if "config_ms" in o else None,
+                    "real_timing": o.get("timing", "scaled") == "real",
                 }
             except ValueError as exc:
                 raise InputError(f"emu:{spec.target}: bad emulator option ({exc}); e.g. emu:c2m-10in?seed=1&settle_ms=0") from None
