@@ -25,6 +25,7 @@ meets is :class:`eqtune.drivers.protocols.CmisModule`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence, Set
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from eqtune.drivers import cmis_map as M
@@ -107,16 +108,20 @@ class CmisDriver(PrbsMixin, VdmMixin):
     def identity(self) -> ModuleIdentity:
         """Page 00h administrative information; the page checksum (byte 222) is verified."""
         lower = self.regs.read(0, 0, IDENTITY_LOWER_LEN)
+        reads: list[bytes] = []
         for _ in range(3):
             up = self.regs.read(0, IDENTITY_UPPER_FIRST, IDENTITY_UPPER_LAST - IDENTITY_UPPER_FIRST + 1)
             if page00_checksum_ok(up):
-                break
-        else:
-            raise TransportError(
-                f"{self.resource}: page 00h checksum (byte 222) does not match on 3 reads: corrupted "
-                "reads; check the cable/adapter, lower the bus speed, or reseat the module"
-            )
-        return decode_identity(lower, up)
+                return decode_identity(lower, up)
+            reads.append(up)
+        if len(set(reads)) == 1:
+            # the same bytes three times: the module's own EEPROM holds a wrong checksum (FBOSS and
+            # SONiC read identity without checking it); reported, not taken for corrupted reads
+            return replace(decode_identity(lower, up), page00_checksum="mismatch (module EEPROM)")
+        raise TransportError(
+            f"{self.resource}: page 00h checksum (byte 222) does not match on 3 reads: corrupted "
+            "reads; check the cable/adapter, lower the bus speed, or reseat the module"
+        )
 
     def capabilities(self, refresh: bool = False) -> EqCapabilities:
         """Page 01h advertisement (cached; ``refresh=True`` re-reads)."""
@@ -125,7 +130,7 @@ class CmisDriver(PrbsMixin, VdmMixin):
         # no checksum covers the lower page: read twice and compare, as page 01h (one flipped bit of
         # byte 2 would turn a hot-reconfigurable module into one that refuses every apply)
         rev_and_chars = self.regs.read_stable(0, 1, 2)  # byte 1 CMIS revision, byte 2 characteristics
-        app = self.regs.read_stable(0, 86, 4)
+        app = self.regs.read_stable(0, 86, 32)  # application descriptors 1-8
         p1 = self.regs.read_stable(1, CAPS_PAGE1_FIRST, CAPS_PAGE1_LEN)
         self._caps = decode_capabilities(rev_and_chars[1:2], app, p1, cmis_rev=rev_and_chars[0])
         return self._caps

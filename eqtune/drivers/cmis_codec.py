@@ -73,8 +73,27 @@ def decode_identity(lower: bytes, upper: bytes) -> ModuleIdentity:
     )
 
 
+def host_lane_span(app: bytes) -> int:
+    """Host lanes of the module from its application descriptors (lower page 86.., 4 bytes each:
+    HostInterfaceID, MediaInterfaceID, lane counts, HostLaneAssignment; the list ends at ID 0x00
+    or 0xFF): the highest lane an application can occupy, its highest allowed start lane (bit n =
+    lane n+1) plus its HostLaneCount (bits 7-4) minus one. A 2x400G module advertising 400GAUI-4
+    on lanes 1 and 5 has 8 host lanes (FBOSS numHostLanes gives 8 for it, CmisTest.cpp
+    cmis2x400GXdr4TransceiverInfoTest). CMIS 5.2 Table 8-23; 8 when nothing is advertised."""
+    top = 0
+    for k in range(len(app) // 4):
+        host_id, _, counts, assign = app[4 * k: 4 * k + 4]
+        if host_id in (0x00, 0xFF):
+            break
+        starts = [bit + 1 for bit in range(8) if assign >> bit & 1] or [1]
+        if counts >> 4:
+            top = max(top, max(starts) + (counts >> 4) - 1)
+    return min(8, top) or 8
+
+
 def decode_capabilities(lower2: bytes, app: bytes, p1: bytes, cmis_rev: int = 0x52) -> EqCapabilities:
-    """``lower2``: lower page byte 2; ``app``: bytes 86-89 (application descriptor 1);
+    """``lower2``: lower page byte 2; ``app``: bytes 86-117 (application descriptors 1-8; 86-89 alone
+    is read as descriptor 1);
     ``p1``: page 01h bytes 142-162; ``cmis_rev``: lower page byte 1 (AutoCommissioning, byte 2
     bits 1-0, is read only from CMIS 5.3 on: :func:`eqtune.drivers.cmis_policy.reconfiguration_support`)."""
 
@@ -82,7 +101,7 @@ def decode_capabilities(lower2: bytes, app: bytes, p1: bytes, cmis_rev: int = 0x
         return p1[off - CAPS_PAGE1_FIRST]
 
     tx_adv, rx_adv = b(161), b(162)
-    lanes = app[2] >> 4 if app[0] not in (0, 0xFF) and app[2] >> 4 else 8
+    lanes = host_lane_span(app)
     stepped = bool(M.STEPPED_CONFIG_ONLY.scalar_value(lower2))
     auto_comm = M.AUTO_COMMISSIONING.scalar_value(lower2)
     reconf = reconfiguration_support(stepped, auto_comm, cmis_rev)

@@ -59,6 +59,9 @@ def diagnose(mod: CmisModule) -> DoctorReport:
             cannot.append(f"read VDM: {exc}")
     else:
         cannot.append("report pre-FEC BER / eSNR through VDM: no VDM pages 20h-2Fh (page 01h byte 142 bit 6)")
+    if ident.page00_checksum != "ok":
+        cannot.append("trust page 00h: its checksum (byte 222) does not match the bytes, the same on every "
+                      "read (the module's EEPROM, not the bus); identity shown as read")
     if caps.dp_init_max_s is None:
         cannot.append("bound the DPInit time: page 01h byte 144 holds a reserved duration code (14-15); "
                       "eqtune waits its 10 s default")

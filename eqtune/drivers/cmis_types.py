@@ -43,7 +43,8 @@ class ModuleIdentity:
 
     ``oui`` as ``"AA-BB-CC"``, ``date_code`` as ``"20YY-MM-DD[ lot L]"`` when it parses, ``firmware``
     and ``cmis_rev`` as ``"major.minor"``, ``module_state`` a :data:`MODULE_STATE_NAMES` name,
-    ``form_factor`` a :data:`CMIS_IDENTIFIERS` name.
+    ``form_factor`` a :data:`CMIS_IDENTIFIERS` name; ``page00_checksum`` "ok" or "mismatch (module
+    EEPROM)" when byte 222 is wrong in the same way on every read.
     """
 
     vendor: str
@@ -56,6 +57,7 @@ class ModuleIdentity:
     cmis_rev: str
     module_state: str
     form_factor: str = ""
+    page00_checksum: str = "ok"
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)

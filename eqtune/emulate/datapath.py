@@ -101,6 +101,8 @@ class DataPathMixin:
 
         def _module_ready(self) -> bool: ...
 
+        def _byte(self, page: int, off: int) -> int: ...
+
     # ------------------------------------------------------------------ time / events
     def _at(self, delay: float, action: Callable[[], object]) -> None:
         self._seq += 1
@@ -287,7 +289,7 @@ class DataPathMixin:
         def up(ln: int = lane) -> None:
             if self.dp_state(ln) != DPState.INIT:
                 return
-            if self._get_lane(T.OutputDisableTx, ln):
+            if self._tx_off(ln):
                 self._set_lane(T.DPState, ln, DPState.INITIALIZED)
             else:
                 self._set_lane(T.DPState, ln, DPState.ACTIVATED)
@@ -299,8 +301,9 @@ class DataPathMixin:
         """OutputDisableTx (10h:130) written: an initialized lane whose Tx is enabled turns on
         (DPTxTurnOn -> DPActivated); an active lane whose Tx is disabled turns off (DPTxTurnOff ->
         DataPathInitialized). CMIS 5.2 s6.3.3 (DataPathTxTurnOn / TxTurnOff states)."""
+        del value  # read back per data path below
         for lane in range(1, self.lanes + 1):
-            off = value >> (lane - 1) & 1
+            off = self._tx_off(lane)
             state = self.dp_state(lane)
             if state == DPState.INITIALIZED and not off:
                 self._set_lane(T.DPState, lane, DPState.TX_TURN_ON)
@@ -314,6 +317,26 @@ class DataPathMixin:
             elif state == DPState.ACTIVATED and off:
                 self._set_lane(T.DPState, lane, DPState.TX_TURN_OFF)
                 self._at(self.settle_s / 2, partial(self._fall_to_initialized, lane))
+
+    def _media_lanes(self, lane: int) -> list[int]:
+        """Media lanes of the data path ``lane`` belongs to: its application's media lane count
+        (lower page 88+4(AppSel-1) bits 3-0) from the media lane matching its first host lane
+        (DataPathID, DPConfig bits 3-1) at the application's media/host lane ratio; 1:1 without an
+        application (CMIS 5.2 Table 8-23: e.g. 400GAUI-8 on 8 host lanes, 400GBASE-DR4 on 4)."""
+        dpc = self._get_lane(T.ActiveDPConfig, lane)
+        appsel, first = dpc >> 4, ((dpc >> 1) & 7) + 1
+        if not 1 <= appsel <= 8:
+            return [lane]
+        counts = self._byte(0, 88 + 4 * (appsel - 1))
+        host_n, media_n = counts >> 4, counts & 0xF
+        if not host_n or not media_n:
+            return [lane]
+        m0 = (first - 1) * media_n // host_n + 1
+        return list(range(m0, min(8, m0 + media_n - 1) + 1))
+
+    def _tx_off(self, lane: int) -> bool:
+        """The data path of ``lane`` has a media lane whose Tx output the host disabled (10h:130)."""
+        return any(self._get_lane(T.OutputDisableTx, m) for m in self._media_lanes(lane))
 
     def _fall_to_initialized(self, lane: int) -> None:
         if self.dp_state(lane) == DPState.TX_TURN_OFF:

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from eqtune.emulate.bus import EmuNack, EmuTimeout, RealClock, VirtualClock
-from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg
+from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg, dump_names, dump_profile, load_dump
 from eqtune.emulate.datapath import EQ_REGS, ConfigStatus, DataPathMixin, DPState, T
 from eqtune.emulate.link import EmulatedLink
 from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode
@@ -103,10 +103,16 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
                  status_latency_s: float = 0.0, cmis_rev: int | None = None, config_s: float | None = None,
                  real_timing: bool = False) -> None:
         image = image or DEFAULT_IMAGE
-        if image not in T.images:
-            raise ValueError(f"unknown module image {image!r}; images: {', '.join(sorted(T.images))}")
-        img = T.images[image]
+        if image in T.images:
+            img = T.images[image]
+        elif image in dump_names():  # a real module's page dump: its advertisement, read from its bytes
+            img = dump_profile(image)
+            rx_pre_max, rx_post_max, tx_eq_max = img["rx_pre_max"], img["rx_post_max"], img["tx_eq_max"]
+            rx_amp_codes, tx_adaptive = img["rx_amp_codes"], img["tx_adaptive"]
+        else:
+            raise ValueError(f"unknown module image {image!r}; images: {', '.join(sorted(T.images) + dump_names())}")
         self.image = image
+        self._dump = load_dump(image) if img.get("dump") else None
         if link is None:
             link = EmulatedLink(channel, lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
         self.link = link
@@ -238,7 +244,37 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         self._set_bytes(reg, text.encode("ascii")[: reg.size].ljust(reg.size, b" "))
 
     # ------------------------------------------------------------------ initial image
+    def _load_dump(self, dump: dict[str, Any]) -> None:
+        """Memory from a real module's page dump (eqtune/emulate/images): every page as dumped, the
+        link at the dump's active codes and Tx adaptive EQ state; the module state machine, data
+        path and Apply procedures then behave as for the table's images. VDM pages stay as dumped
+        (no live samples); a freeze/unfreeze request is acknowledged (page 2Fh byte 145)."""
+        for key, data in dump["pages"].items():
+            if key == "lower":
+                self._lower[:] = data
+            else:
+                self._pg(int(key, 16))[:] = data
+        self._lower[T.ModuleControl.offset] &= ~(1 << T.SoftwareReset.bit_lo) & 0xFF
+        self._put(T.ModuleState, T.codes["module"]["ready"])
+        for lane in range(1, 9):
+            if lane > self.lanes:
+                continue
+            codes = {k: self._get_lane(active, lane) for k, (_, active) in EQ_REGS.items()}
+            codes["tx_eq"] = min(codes["tx_eq"], self.caps["tx_eq_max"])
+            self.link.set_codes(lane, codes)
+            self._set_lane(T.DPState, lane, DPState.ACTIVATED if self._get_lane(T.ActiveDPConfig, lane) >> 4
+                           else DPState.DEACTIVATED)
+        self._defaults = {lane: self.link.active_codes(lane) for lane in range(1, self.lanes + 1)}
+        self._dpdeinit_prev = self._byte(0x10, T.DPDeinit.offset)
+        if hasattr(self.link, "set_tx_adaptive"):
+            en = self._byte(0x11, T.ActiveAdaptiveEnable.offset)
+            for lane in range(1, self.lanes + 1):
+                self.link.set_tx_adaptive(lane, bool(en >> (lane - 1) & 1))
+
     def _build(self) -> None:
+        if self._dump is not None:
+            self._load_dump(self._dump)
+            return
         ident = self.identity
         self._put(T.Identifier, ident["identifier"])
         self._put(T.CmisRevision, ident["cmis_rev"])
@@ -423,14 +459,15 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
                     continue
                 if page == 0x14 and self.diagnostics and o == max(offset, T.DiagData.offset):
                     self._refresh_diag()  # once per read transaction
-                elif self.vdm and o == offset and T.vdm["sample_page"] <= page < T.vdm["sample_page"] + 4:
+                elif (self.vdm and self._dump is None and o == offset
+                      and T.vdm["sample_page"] <= page < T.vdm["sample_page"] + 4):
                     self._vdm.refresh()
                 if page == 0x14 and self.diagnostics and o == T.HostCheckerLolLatch.offset:
                     self._accumulate()
                     out.append(self._lol_latch | self._unlocked_mask())
                     self._lol_latch = 0  # latched flags clear on read
                     continue
-                if self.vdm and page == T.vdm["flag_page"]:
+                if self.vdm and self._dump is None and page == T.vdm["flag_page"]:
                     out.append(self._vdm.read_flag(o))
                     continue
                 out.append(self._pg(page, self._bank)[o - 128])
@@ -482,7 +519,11 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
             self._pg(0x13)[o - 128] = b
         elif page == 0x2F and self.vdm and o == T.VdmControl.offset:
             self._pg(0x2F)[o - 128] = b
-            self._vdm.control(b)
+            if self._dump is None:
+                self._vdm.control(b)
+            else:  # dumped VDM pages: acknowledge the request at once
+                self._put(T.VdmFreezeDone, b >> 7 & 1)
+                self._put(T.VdmUnfreezeDone, 1 - (b >> 7 & 1))
         elif page == 0x14 and self._bank == 0 and self.diagnostics and o == T.DiagSelector.offset:
             self._pg(0x14)[o - 128] = b
             self._refresh_diag()

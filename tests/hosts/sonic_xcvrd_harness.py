@@ -200,7 +200,7 @@ def optics_si_settings(lane_speed_g: int, codes: dict[str, int], lanes: int) -> 
 
 def run_xcvrd(emu: Any, image: str, si_codes: dict[str, int] | None, *, max_rounds: int = 200,
               step_s: float = 0.25) -> SonicRun:
-    """Drive one port (Ethernet0, physical port 1, all module lanes, 100G per lane) through
+    """Drive one port (Ethernet0, physical port 1, the host lanes and speed of application 1) through
     ``CmisManagerTask`` until it reaches READY or FAILED, advancing the emulator's virtual clock by
     ``step_s`` between task rounds (xcvrd's own timers use wall time; each round is one
     ``task_worker`` pass as its own tests run it)."""
@@ -212,10 +212,7 @@ def run_xcvrd(emu: Any, image: str, si_codes: dict[str, int] | None, *, max_roun
     sonic.cmt.PortChangeObserver = MagicMock()  # the redis port-event subscriber (events are fed below)
     sonic.cmt.datetime = _virtual_datetime(emu.clock)  # xcvrd's timers on the emulator's clock
     lanes = emu.lanes
-    if si_codes:
-        sonic.si.g_optics_si_dict = optics_si_settings(100, si_codes, lanes)
-    else:
-        sonic.si.g_optics_si_dict = {}
+    sonic.si.g_optics_si_dict = {}
     sfp = EmulatedSfp(sonic, emu)
     chassis = MagicMock()
     chassis.get_cpo.return_value = None
@@ -234,9 +231,15 @@ def run_xcvrd(emu: Any, image: str, si_codes: dict[str, int] | None, *, max_roun
     task.post_port_active_apsel_to_db = lambda *a, **k: None
     task.is_decommission_required = lambda api, lport: False
     task.on_port_update_event(sonic.peh.PortChangeEvent("PortConfigDone", -1, 0, sonic.peh.PortChangeEvent.PORT_SET))
+    # the port as the module's first application defines it (host lane count, interface speed)
+    app1 = sfp.get_xcvr_api().get_application_advertisement()[1]
+    port_lanes = int(app1["host_lane_count"])
+    speed = sonic.common.get_interface_speed(app1["host_electrical_interface_id"])
+    if si_codes:
+        sonic.si.g_optics_si_dict = optics_si_settings(speed // 1000 // port_lanes, si_codes, lanes)
     task.on_port_update_event(sonic.peh.PortChangeEvent(
         "Ethernet0", 1, 0, sonic.peh.PortChangeEvent.PORT_SET,
-        {"speed": str(100000 * lanes), "lanes": ",".join(str(i) for i in range(1, lanes + 1))}))
+        {"speed": str(speed), "lanes": ",".join(str(i) for i in range(1, port_lanes + 1))}))
     state = sonic.common.get_cmis_state_from_state_db("Ethernet0", table)
     history: list[str] = [state]
     for _ in range(max_rounds):
@@ -293,9 +296,9 @@ def main(argv: list[str]) -> int:
     if reason:
         print(json.dumps({"skipped": reason}) if "--json" in argv else f"skipped: {reason}")
         return 0
-    from eqtune.emulate.cmis_table import image_names
+    from eqtune.emulate.cmis_table import dump_names, image_names
 
-    results = [check_image(image) for image in image_names()]
+    results = [check_image(image) for image in image_names() + dump_names()]
     if "--json" in argv:
         print(json.dumps({"root": str(sonic_root()), "good": GOOD, "bad": BAD, "results": results}))
         return 0

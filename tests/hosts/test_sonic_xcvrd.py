@@ -36,9 +36,22 @@ def report() -> dict:
 
 
 def test_every_image_is_checked(report):
-    from eqtune.emulate.cmis_table import image_names
+    from eqtune.emulate.cmis_table import dump_names, image_names
 
-    assert [r["image"] for r in report["results"]] == image_names()
+    assert [r["image"] for r in report["results"]] == image_names() + dump_names()
+
+
+@pytest.mark.parametrize("image", __import__("eqtune.emulate.cmis_table", fromlist=["x"]).dump_names())
+def test_xcvrd_brings_up_the_real_module_images(report, image):
+    """The FBOSS page dumps: READY with Tx on; where xcvrd re-initialized the data path (AP_CONFIGURED)
+    the SI codes are active; where it found the application already in place it skips SI, as its
+    own code says ('no CMIS application update required')."""
+    r = next(x for x in report["results"] if x["image"] == image)
+    assert r["state"] == "READY" and r["tx_disabled"] == 0 and not r["errors"], r["history"]
+    assert set(r["dp_states"]) == {"DataPathActivated"}
+    if "AP_CONFIGURED" in r["history"]:  # the port's first lane; the XDR4s advertise no fixed Tx EQ,
+        for knob in ("rx_pre", "rx_post", "rx_amp"):  # so xcvrd stages only the Rx SI there
+            assert r["active_si"][knob]["1"] == report["good"][knob], knob
 
 
 @pytest.mark.parametrize("image", __import__("eqtune.emulate.cmis_table", fromlist=["x"]).image_names())
