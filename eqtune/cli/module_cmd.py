@@ -103,7 +103,9 @@ def doctor(resource: str, as_json: bool) -> None:
     click.echo("eq codes    " + ("  ".join(f"{k} {v[0]}..{v[-1]}" for k, v in kv.items()) or "none advertised")
                + f"  ({caps['lanes']} lanes)")
     if ap.get("supported"):
-        down = "DATA PATH GOES DOWN (traffic stops)" if ap["traffic_down"] else "traffic stays up"
+        dur = ap.get("max_duration_s")
+        down = ((f"DATA PATH GOES DOWN (traffic stops; advertised up to {dur:g} s)" if dur is not None
+                 else "DATA PATH GOES DOWN (traffic stops)") if ap["traffic_down"] else "traffic stays up")
         click.echo(f"apply       {ap['trigger']}{' with DPDeinit' if ap['deinit'] else ''}: {down}")
     else:
         click.echo("apply       NOT POSSIBLE")

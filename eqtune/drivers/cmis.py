@@ -10,9 +10,11 @@ procedures, section 8.9.3 Apply triggers) is:
     -> stage codes for every lane of the affected data paths (others keep their active codes),
        ExplicitControl=1 in DPConfig keeping AppSel and DataPathID, Tx adaptive EQ off where tx_eq is set
        (``enable_tx_adaptive``/``set_tx_adaptive`` run the same procedure to switch it back on)
-    -> ApplyImmediate (hot reconfiguration) when the module allows it (SteppedConfigOnly=0),
-       else ApplyDPInit (with DPDeinit around it when SteppedConfigOnly=1)
-    -> poll ConfigStatus (page 11h 202-205) and DPState (page 11h 128-131)
+    -> the procedure :func:`eqtune.drivers.cmis_policy.method_for` gives (CMIS revision,
+       SteppedConfigOnly, AutoCommissioning from 5.3): ApplyImmediate with traffic up (FBOSS), or the
+       step-by-step DPDeinit -> ApplyDPInit -> release DPDeinit with traffic down (SONiC xcvrd)
+    -> poll ConfigStatus (page 11h 202-205) until it leaves ConfigInProgress/ConfigUndefined and
+       DPState (page 11h 128-131), within twice the advertised MaxDuration (page 01h byte 144)
     -> read back page 11h twice (stable) and compare
     -> on any failure: re-apply the previous active codes if they changed, restore the staged
        set byte for byte, and raise ModuleError saying what happened and what was restored.
@@ -399,12 +401,13 @@ class CmisDriver(PrbsMixin, VdmMixin):
             return  # already active: nothing to write
         if method.traffic_down and self.notify is not None:
             self.notify(f"{self.resource}: {method.trigger}{' with DPDeinit' if method.deinit else ''} on lane(s) "
-                        f"{','.join(map(str, group))}: the data path goes down (traffic stops for up to "
-                        f"{self._timeout():g} s) -- {method.reason}")
+                        f"{','.join(map(str, group))}: the data path goes down (traffic stops; the module "
+                        f"advertises {self._advertised()}, eqtune waits up to {self._timeout():g} s) -- "
+                        f"{method.reason}")
         # ExplicitControl=1 makes the module use every staged SI field: the staged set is first a copy of
         # the Active Control Set (page 11h 206-234 has the page 10h 145-173 layout), so no stale staged
-        # byte (e.g. 154-155, 160-161) is applied (CMIS 5.2 s8.9.4 ExplicitControl; the host practice the issue attributes to
-        # SONiC's CMIS manager, not re-checked in its source here).
+        # byte (e.g. 154-155, 160-161) is applied (CMIS 5.2 s8.9.4 ExplicitControl; FBOSS
+        # setModuleRxEqualizerLocked also starts from the active codes and sets the ExplicitControl bit).
         new_staged = compose_staged(old_active_block, target, dpcfg, adaptive)
         try:
             self._run_apply(group, old_staged, new_staged, target, adaptive, method, pre_states)

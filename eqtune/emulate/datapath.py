@@ -2,9 +2,10 @@
 
 Mixed into :class:`eqtune.emulate.module.EmulatedModule` (it needs the module's registers, lanes,
 capabilities, clock, settle time and fault queue). Behaviour from CMIS 5.2 section 6.2.4 (data path
-state machine, DPDeinit / ApplyDPInit / ApplyImmediate procedures), 8.10.9 (ConfigStatus) and Xena's
-``check_eq_reconfig_support`` (which trigger a module with SteppedConfigOnly / AutoCommissioning
-honours): codes from the emulator's own table :mod:`eqtune.emulate.cmis_table`.
+state machine, DPDeinit / ApplyDPInit / ApplyImmediate procedures), 6.3.3 (DataPathInitialized, Tx
+turn on/off), 8.10.9 (ConfigStatus), CMIS 5.3 AutoCommissioning (which trigger a SteppedConfigOnly
+module also honours) and the sequence SONiC's xcvrd CmisManagerTask drives: codes from the emulator's
+own table :mod:`eqtune.emulate.cmis_table`.
 
 * a trigger while a procedure runs on a lane, or one the module does not support, is ignored;
 * staged codes are validated (ConfigRejectedInvalidSI / InvalidAppSel / PartialDataPath) and a

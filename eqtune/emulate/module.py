@@ -8,10 +8,15 @@ advertising (page 01h), Staged Control Set 0 (page 10h), status and Active Contr
 checker controls, counters and lock latch (pages 13h/14h), VDM (pages 20h-2Fh, :mod:`eqtune.emulate.vdm`).
 
 Module images (``image=`` / resource option ``image=NAME``, table ``[images.*]``): advertised
-profiles differing in SteppedConfigOnly/AutoCommissioning, diagnostics and VDM pages, 4 or 8 lanes.
-Reconfiguration (Xena ``check_eq_reconfig_support``): ApplyImmediate acts only where hot
-reconfiguration is advertised and is silently ignored otherwise; ApplyDPInit from DPActivated only where
-regular reconfiguration is advertised with SteppedConfigOnly 0, else it needs the host's DPDeinit first.
+profiles differing in CMIS revision, SteppedConfigOnly/AutoCommissioning, diagnostics and VDM pages, 4
+or 8 lanes, each with a real application advertisement (MediaType, SFF-8024 host/media codes, media lane
+assignment, power class); or a real module's page dump (``images/fboss-*.json``).
+Reconfiguration (:attr:`EmulatedModule.reconfiguration`): ApplyDPInit in DPDeactivated (the
+step-by-step procedure) is accepted on every image; ApplyDPInit from DPActivated only with SteppedConfigOnly
+0 or CMIS 5.3 AutoCommissioning 01b (else ConfigRejectedLaneInUse); ApplyImmediate only with SteppedConfigOnly
+0 or CMIS 5.3 AutoCommissioning 10b, silently ignored otherwise. Module state machine with LowPwr
+(LowPwrRequestSW), SoftwareReset / :meth:`EmulatedModule.reset_to_defaults`, Tx disable, DPInitPending and
+DataPathInitialized: what SONiC's xcvrd drives (tests/hosts).
 
 Behaviour modelled:
 
@@ -557,6 +562,13 @@ def _opt_rev(v: str) -> int:
     return int(major) << 4 | int(minor or 0)
 
 
+def _opt_timing(v: str) -> bool:
+    """``timing=real`` -> True (host waits as on hardware), ``timing=scaled`` -> False."""
+    if v not in ("real", "scaled"):
+        raise ValueError(f"timing={v!r}: use timing=real (waits as on hardware) or timing=scaled")
+    return v == "real"
+
+
 def emulator_for(spec) -> EmulatedModule:
     """The process-wide emulated module for an ``emu:`` resource spec (created on first use).
 
@@ -592,7 +604,7 @@ def emulator_for(spec) -> EmulatedModule:
                     "name": o.get("name", f"emu:{spec.target}"),
                     "cmis_rev": _opt_rev(o["cmis"]) if "cmis" in o else None,
                     "config_s": float(o["config_ms"]) / 1000.0 if "config_ms" in o else None,
-                    "real_timing": o.get("timing", "scaled") == "real",
+                    "real_timing": _opt_timing(o.get("timing", "scaled")),
                 }
             except ValueError as exc:
                 raise InputError(f"emu:{spec.target}: bad emulator option ({exc}); e.g. emu:c2m-10in?seed=1&settle_ms=0") from None

@@ -36,7 +36,7 @@ def make(image: str, **kw) -> tuple[EmulatedModule, CmisDriver]:
     return emu, CmisDriver(PagedRegisters(EmulatorTransport(emu, f"emu:{image}")), resource=f"emu:{image}")
 
 
-def test_images_cover_the_profiles_the_issue_asks_for():
+def test_images_cover_every_reconfiguration_profile():
     imgs = T.images.values()
     assert {i["stepped_config_only"] for i in imgs} == {0, 1}
     assert {(i["cmis_rev"] >= 0x53, i["auto_commissioning"]) for i in imgs if i["stepped_config_only"]} == {

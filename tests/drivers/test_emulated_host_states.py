@@ -109,3 +109,18 @@ def test_reset_to_defaults_restores_the_control_sets_and_the_software_reset_bit_
     assert emu.peek(0x11, 217)[0] == 0x99
     wr(emu, 0, 26, 1 << 3)  # SoftwareReset (sonic CmisApi.reset_module)
     assert emu.peek(0x11, 206, 29) == default_active and emu.peek(0, 26)[0] == 0
+
+
+@pytest.mark.parametrize("image, accepted", [("qsfp4-regular", True), ("osfp8-both", True),
+                                             ("qsfpdd8-stepped", False), ("qsfpdd8-hot", False)])
+def test_apply_dpinit_from_dpactivated_follows_the_advertisement(image, accepted):
+    """Intervention-free ApplyDPInit (data path left DPActivated): SteppedConfigOnly 0, or CMIS 5.3
+    AutoCommissioning 01b (regular); a stepped-only module rejects it (ConfigRejectedLaneInUse)."""
+    emu = make(image)
+    mask = (1 << emu.lanes) - 1
+    wr(emu, 0x10, 143, mask)
+    run(emu)
+    status = {rd(emu, 0x11, 202 + i) for i in range(emu.lanes // 2)}
+    assert status == ({0x11} if accepted else {0x66})
+    run(emu)
+    assert states(emu) == {DP["activated"]}
