@@ -125,7 +125,9 @@ def doctor(resource: str, as_json: bool) -> None:
               help="Switch the Tx input adaptive equalizer on (back to the module's own adaptation) or off "
                    "(the fixed tx_eq code runs); codes are left as they are.")
 @click.option("--method", type=click.Choice(["auto", "immediate", "dpinit"]), default="auto", show_default=True,
-              help="Apply trigger: ApplyImmediate when allowed (auto), or ApplyDPInit.")
+              help="Apply procedure: auto (ApplyImmediate where the module allows hot reconfiguration, "
+                   "else the step-by-step DPDeinit -> ApplyDPInit -> release, traffic down), immediate, or "
+                   "dpinit (step-by-step).")
 @click.option("--dry-run", is_flag=True, help="Validate and show what would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def set_(resource: str, lanes: tuple[int, ...], rx_pre, rx_post, rx_amp, tx_eq, tx_adaptive: str | None,

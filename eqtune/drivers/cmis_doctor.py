@@ -1,8 +1,8 @@
 """``module doctor``: what eqtune can and cannot do on a CMIS module, from reads only.
 
 The report gathers identity (page 00h), the EQ advertisement (page 01h), the Apply procedure chosen
-from SteppedConfigOnly + AutoCommissioning (:func:`eqtune.drivers.cmis_policy.choose_apply_method`)
-and whether traffic goes down, PRBS checker and VDM support, and a list of limitations. Nothing is
+from the CMIS revision, SteppedConfigOnly and AutoCommissioning (:func:`eqtune.drivers.cmis_policy.method_for`,
+the same answer `module set`, live tuning and push use) and whether traffic goes down, PRBS checker and VDM support, and a list of limitations. Nothing is
 written to the module (the VDM read is taken without a freeze request).
 """
 
@@ -41,6 +41,9 @@ def diagnose(mod: CmisModule) -> DoctorReport:
     except ModuleError as exc:
         method = {"trigger": "", "supported": False, "traffic_down": None, "reason": str(exc)}
         cannot.append("apply EQ codes: " + str(exc).split(": ", 1)[-1])
+    if method.get("traffic_down"):
+        cannot.append("apply EQ with traffic up: the module supports only step-by-step configuration "
+                      "(SteppedConfigOnly 1, lower page byte 2 bit 6), so every apply takes the data path down")
     kv = caps.knob_values()
     for knob in MODULE_KNOBS:
         if knob not in kv:
