@@ -52,6 +52,7 @@ from eqtune.emulate.bus import EmuNack, EmuTimeout, RealClock, VirtualClock
 from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg, dump_names, dump_profile, load_dump
 from eqtune.emulate.datapath import EQ_REGS, ConfigStatus, DataPathMixin, DPState, T
 from eqtune.emulate.link import EmulatedLink
+from eqtune.emulate.module_state import ModuleStateMixin
 from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode
 from eqtune.emulate.vdm import VdmModel
 from eqtune.errors import InputError
@@ -93,7 +94,7 @@ DEFAULT_IDENTITY = {
 }
 
 
-class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
+class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
     """An 800G CMIS module emulator. ``read(offset, n)``/``write(offset, data)`` like an I2C target.
 
     ``image`` names an advertised profile of the table (``[images.*]``); ``lanes``,
@@ -359,42 +360,6 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
         ``reset_module`` writes ``1 << 3``), also through ``eqtune emulate``'s register bridge. CMIS
         5.2 s6.3.2: control sets are volatile, a reset restores the module's defaults."""
         self.reset()
-
-    # ------------------------------------------------------------------ module state machine
-    def _module_ready(self) -> bool:
-        return self._get(T.ModuleState) == T.codes["module"]["ready"]
-
-    def _module_control(self, value: int) -> None:
-        """Lower page byte 26 written: SoftwareReset (bit 3, self-clearing) resets the module;
-        LowPwrRequestSW (bit 4) takes it ModuleReady -> ModulePwrDn -> ModuleLowPwr (every data
-        path deactivated) and, cleared, ModuleLowPwr -> ModulePwrUp -> ModuleReady, after which the
-        data paths the host has not held in DPDeinit initialize (CMIS 5.2 s6.3.2 module state
-        machine; sonic CmisApi ``set_lpmode``/``reset_module``; FBOSS setModuleLowPowerModeLocked)."""
-        if value >> T.SoftwareReset.bit_lo & 1:
-            self.reset()
-            return
-        self._lower[T.ModuleControl.offset] = value
-        ms = T.codes["module"]
-        low = bool(value >> T.LowPwrRequestSW.bit_lo & 1)
-        state = self._get(T.ModuleState)
-        if low and state in (ms["ready"], ms["pwr_up"]):
-            self._put(T.ModuleState, ms["pwr_dn"])
-            for lane in range(1, self.lanes + 1):
-                self._dp_down(lane)
-            self._at(self.settle_s, lambda: self._put(T.ModuleState, ms["low_pwr"]))
-        elif not low and state in (ms["low_pwr"], ms["pwr_dn"]):
-            self._put(T.ModuleState, ms["pwr_up"])
-
-            def ready() -> None:
-                if self._get(T.ModuleState) != ms["pwr_up"]:
-                    return
-                self._put(T.ModuleState, ms["ready"])
-                deinit = self._byte(0x10, T.DPDeinit.offset)
-                for lane in range(1, self.lanes + 1):
-                    if not deinit >> (lane - 1) & 1 and self.dp_state(lane) == DPState.DEACTIVATED:
-                        self._dp_init(lane)
-
-            self._at(self.settle_s, ready)
 
     def reset(self) -> None:
         """Reset (ResetS / ResetL / power cycle): every register back to its power-up value and the
