@@ -88,3 +88,14 @@ def test_server_stop_then_client_error(bridge):
         t.read(0, 1)
         t.read(0, 1)
     t.close()
+
+
+def test_software_reset_through_the_bridge_restores_the_defaults(bridge):
+    """A host in another process resets the emulated module with SoftwareReset (lower page byte 26
+    bit 3, sonic CmisApi.reset_module): the applied codes are gone, the power-up codes are active."""
+    with open_module(bridge.resource) as mod:
+        default = mod.active_eq(2)
+        mod.apply_eq({2: {"rx_pre": (default["rx_pre"] + 3) % 8}})
+        assert mod.active_eq(2) != default
+        mod.regs.write(0, 26, bytes([1 << 3]))
+        assert mod.active_eq(2) == default and bridge.module.link.active_codes(2) == default
