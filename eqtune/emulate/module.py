@@ -295,6 +295,11 @@ class EmulatedModule(DataPathMixin, PrbsCheckerMixin):
             self._events.clear()
             self._build()
 
+    def reset_to_defaults(self) -> None:
+        """A module reset as the host sees it: the control sets back to the module's power-up
+        defaults (the codes any earlier push wrote are gone). Same as :meth:`reset`."""
+        self.reset()
+
     # ------------------------------------------------------------------ faults
     def inject(self, kind: str, count: int = 1, *, on: str = "any", after: int = 0, **params) -> None:
         """Arm a fault for the next ``count`` matching transactions (after letting ``after`` pass).

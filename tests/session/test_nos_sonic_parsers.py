@@ -1,0 +1,189 @@
+"""eqtune's SONiC exports, read by SONiC's own parsers (sonic-platform-daemons, unmodified).
+
+For every emulated module image, two real vendor identities from sonic-buildimage platform files, both
+scopes (PORT / GLOBAL) and both lane-speed keys, SONiC's ``optics_si_parser.get_optics_si_settings_value``
+must return exactly eqtune's code for every knob on every lane of every exported port, and nothing for a
+module or speed the export is not for. ``media_settings_parser`` must publish eqtune's host TX FFE codes
+lane by lane, also for a breakout subport. The same with the exports merged into real platform files
+(tests/data/nos/), whose other entries SONiC must still resolve to their original values.
+Skipped, with the reason, when the sonic-platform-daemons tree is absent (see tests/session/sonic_parsers.py).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from eqtune.drivers.cmis import CmisDriver
+from eqtune.drivers.transport import PagedRegisters
+from eqtune.emulate.cmis_table import image_names, load_table
+from eqtune.emulate.link import EmulatedLink
+from eqtune.emulate.module import EmulatedModule, VirtualClock
+from eqtune.emulate.transport import EmulatorTransport
+from eqtune.serdes.knobs import TX_EQ, TX_FFE_KNOBS
+from eqtune.session.nos_common import facts_from_module, read_nos_json
+from eqtune.session.nos_merge import merge_entries
+from eqtune.session.nos_sonic import (
+    ADAPTIVE_ENABLE,
+    SI_PARAM,
+    export_optics_si,
+    module_key,
+    resolve_optics_si,
+)
+from eqtune.session.nos_sonic_media import TAP_PARAM, HostTxScaling, export_media_settings
+from tests.session.sonic_parsers import daemons_commit, daemons_root, sonic_parsers
+
+ROOT = daemons_root()
+pytestmark = pytest.mark.skipif(ROOT is None, reason="sonic-platform-daemons not found: set EQTUNE_SONIC_ROOT "
+                                                     "to the folder holding it (default /work/ext or ../ext)")
+DATA = Path(__file__).resolve().parents[1] / "data" / "nos"
+T = load_table()
+# real vendor strings as modules report them (16-byte space-padded EEPROM fields), taken from the
+# vendor keys of the platform files in tests/data/nos (sonic-buildimage)
+REAL_IDENTITIES = [{"vendor": "EOPTOLINK       ", "pn": "EO138HGPCT01SL1 "},
+                   {"vendor": "EOPTOLINK       ", "pn": "EOLO138HG5HSDLC "}]
+
+
+class _Api:
+    def __init__(self, vendor: str, pn: str) -> None:
+        self.vendor, self.pn = vendor, pn
+
+    def get_manufacturer(self) -> str:
+        return self.vendor
+
+    def get_model(self) -> str:
+        return self.pn
+
+
+class _Sfp:
+    def __init__(self, api: _Api) -> None:
+        self.api = api
+
+    def get_xcvr_api(self) -> _Api:
+        return self.api
+
+
+@pytest.fixture(scope="module")
+def parsers():
+    assert ROOT is not None
+    print(f"SONiC parsers from {ROOT} at commit {daemons_commit(ROOT)}")
+    with sonic_parsers(ROOT) as (si, media):
+        yield si, media
+
+
+def _module(image: str, identity: dict | None = None) -> tuple[EmulatedModule, CmisDriver]:
+    lanes = int(T.images[image]["lanes"])
+    emu = EmulatedModule(EmulatedLink("c2m-10in", lanes=lanes, seed=1, noise=False), settle_s=0.0,
+                         clock=VirtualClock(), image=image, identity=identity)
+    return emu, CmisDriver(PagedRegisters(EmulatorTransport(emu, f"emu:{image}")), resource=f"emu:{image}")
+
+
+def _random_codes(facts, rng: random.Random) -> dict[int, dict[str, int]]:
+    return {ln: {k: rng.choice(v) for k, v in facts.knob_values.items()} for ln in range(1, facts.lanes + 1)}
+
+
+CASES = [(img, None) for img in image_names()] + [("osfp8-both", ident) for ident in REAL_IDENTITIES]
+
+
+def _sonic_lookup(si, doc: dict, port: int, speed: int, vendor: str, pn: str) -> dict:
+    si.g_optics_si_dict = doc
+    key, name = si.get_module_vendor_key(port, _Sfp(_Api(vendor, pn)))  # SONiC's own key (line 177)
+    return si.get_optics_si_settings_value(port, speed, key, name)
+
+
+def _assert_sonic_codes(got: dict, codes: dict[int, dict[str, int]]) -> None:
+    knobs = sorted({k for c in codes.values() for k in c})
+    want_params = {SI_PARAM[k] for k in knobs} | ({ADAPTIVE_ENABLE} if TX_EQ in knobs else set())
+    assert set(got) == want_params
+    for ln, c in codes.items():
+        for k, v in c.items():
+            assert got[SI_PARAM[k]][f"{SI_PARAM[k]}{ln}"] == v, (ln, k)
+        if TX_EQ in c:
+            assert got[ADAPTIVE_ENABLE][f"{ADAPTIVE_ENABLE}{ln}"] == 0
+    # nothing beyond the port's lanes (SONiC would write lanes that do not exist)
+    assert all(len(v) == len(codes) for v in got.values())
+
+
+@pytest.mark.parametrize("image,identity", CASES, ids=lambda x: x if isinstance(x, str) else (x or {}).get("pn", ""))
+@pytest.mark.parametrize("scope", ["port", "global"])
+def test_sonic_optics_si_parser_returns_eqtunes_codes_on_every_lane(parsers, image, identity, scope):
+    si, _ = parsers
+    emu, drv = _module(image, identity)
+    facts = facts_from_module(drv, f"emu:{image}")
+    ident = drv.identity()
+    rng = random.Random(hash((image, scope)) & 0xFFFF)
+    ports = [1, 2, 3, 9, 30] if scope == "global" else [5, 17]
+    for speed in (100, 200):
+        codes = _random_codes(facts, rng)
+        exp = export_optics_si(codes, facts, ports=ports, lane_speed_g=speed, scope=scope)
+        doc = json.loads(json.dumps(exp.doc))  # as xcvrd reads the file (json.load)
+        for port in ports:
+            got = _sonic_lookup(si, doc, port, speed, ident.vendor, ident.pn)
+            _assert_sonic_codes(got, codes)
+            # eqtune's own reading of the lookup agrees with SONiC's
+            mine, path = resolve_optics_si(doc, port, speed, module_key(ident.vendor, ident.pn), ident.vendor.upper().strip())
+            assert mine == got and path is not None
+        # another port, another speed, another PN: SONiC applies nothing of eqtune's
+        assert not _sonic_lookup(si, doc, 64, speed, ident.vendor, ident.pn)
+        assert not _sonic_lookup(si, doc, ports[0], 50, ident.vendor, ident.pn)
+        assert not _sonic_lookup(si, doc, ports[0], speed, ident.vendor, ident.pn + "X")
+
+
+@pytest.mark.parametrize("name", ["nokia-ixr7220-h6-128.optics_si_settings.json",
+                                  "arista-7060x6-64pe-b.optics_si_settings.json"])
+def test_merge_into_real_platform_file_reads_back_through_sonic(parsers, name):
+    """eqtune's entry for the EOPTOLINK module on two ports is what SONiC applies there; every other
+    port keeps the platform's original values, read through SONiC's parser before and after."""
+    si, _ = parsers
+    original = read_nos_json(DATA / name, what="platform file")
+    emu, drv = _module("osfp8-both", REAL_IDENTITIES[0])
+    facts = facts_from_module(drv, "emu")
+    ident = drv.identity()
+    codes = _random_codes(facts, random.Random(7))
+    ports = [5, 40]
+    exp = export_optics_si(codes, facts, ports=ports, lane_speed_g=100, scope="global")
+    # the platform file's GLOBAL vendor entry would shadow a PORT entry: a GLOBAL export, put first
+    res = merge_entries(original, exp.doc, exp.entries)
+    assert not res.conflicts
+    merged = json.loads(json.dumps(res.doc))
+    for port in ports:
+        _assert_sonic_codes(_sonic_lookup(si, merged, port, 100, ident.vendor, ident.pn), codes)
+    for port in (1, 12, 13, 24, 39, 41, 64):
+        before = _sonic_lookup(si, original, port, 100, ident.vendor, ident.pn)
+        after = _sonic_lookup(si, merged, port, 100, ident.vendor, ident.pn)
+        assert after == before
+
+
+def _media_key(vendor: str, pn: str, speed: str) -> dict:
+    # what get_media_settings_key builds (media_settings_parser.py lines 359-417): vendor upper-cased, PN as read
+    return {"vendor_key": vendor.upper() + "-" + pn, "media_key": "OSFP-8X-sm_media_interface",
+            "lane_speed_key": "speed:" + speed, "medium_lane_speed_key": "OPTICAL100"}
+
+
+@pytest.mark.parametrize("lanes,subports", [(8, [(8, 0)]), (8, [(4, 1), (4, 2)]), (4, [(4, 0), (2, 2)])])
+def test_sonic_media_settings_parser_publishes_eqtunes_host_codes(parsers, lanes, subports):
+    _, media = parsers
+    rng = random.Random(lanes * 10 + len(subports))
+    taps = {ln: {k: round(rng.uniform(-0.12, 0.12), 3) for k in TX_FFE_KNOBS} for ln in range(1, lanes + 1)}
+    scaling = HostTxScaling(168)
+    exp = export_media_settings(taps, vendor="Acme Corp", pn="AC-800.G+", ports=[3, 4], port_lanes=lanes,
+                                scaling=scaling, speed="800GAUI-8")
+    media.g_dict = json.loads(json.dumps(exp.doc))
+    for port in (3, 4):
+        got = media.get_media_settings_value(port, _media_key("Acme Corp", "AC-800.G+", "800GAUI-8"))
+        for lane_count, sub in subports:
+            fvs = dict(media.MediaSettingsParserBase.to_db_value(got, lane_count, sub))
+            first = (sub - 1) * lane_count if sub else 0
+            for k in TX_FFE_KNOBS:
+                vals = [scaling.parse(v, where="test") for v in fvs[TAP_PARAM[k]].split(",")]
+                assert vals == [round(taps[ln][k] * 168) for ln in range(first + 1, first + lane_count + 1)]
+            mains = [scaling.parse(v, where="test") for v in fvs["main"].split(",")]
+            assert mains == [round((1 - sum(abs(x) for x in taps[ln].values())) * 168)
+                             for ln in range(first + 1, first + lane_count + 1)]
+    # a PN that only starts like ours gets nothing (the key is anchored)
+    assert media.get_media_settings_value(3, _media_key("Acme Corp", "AC-800.G+0", "800GAUI-8")) == {}
+    # another host interface: nothing
+    assert media.get_media_settings_value(3, _media_key("Acme Corp", "AC-800.G+", "400GAUI-4")) == {}
