@@ -169,9 +169,10 @@ def parse_ports(text: str | Iterable[str]) -> list[int]:
     return sorted(out)
 
 
-def port_ranges(ports: Iterable[int]) -> str:
+def port_ranges(ports: Iterable[int], *, single_as_range: bool = True) -> str:
     """"1-4,9" for [1, 2, 3, 4, 9]; a single port becomes "N-N" (SONiC's GLOBAL_MEDIA_SETTINGS reads
-    only keys with a range or a comma, optics_si_parser.py lines 64-77)."""
+    only keys with a range or a comma, optics_si_parser.py lines 64-77) unless ``single_as_range`` is
+    False (text for people)."""
     ps = sorted(set(ports))
     runs: list[tuple[int, int]] = []
     for p in ps:
@@ -179,7 +180,7 @@ def port_ranges(ports: Iterable[int]) -> str:
             runs[-1] = (runs[-1][0], p)
         else:
             runs.append((p, p))
-    if len(runs) == 1:
+    if len(runs) == 1 and single_as_range:
         return f"{runs[0][0]}-{runs[0][1]}"
     return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in runs)
 

@@ -98,7 +98,9 @@ def drift_report(source: str, targets: Sequence[tuple[str, int | None]], *, fmt:
 
         profile = Profile.load(source)  # refused before any module is opened
     if opener is None:
-        from eqtune.drivers.cmis import open_module as opener
+        from eqtune.drivers.cmis import open_module
+
+        opener = open_module
     rows = []
     for resource, port in targets:
         try:

@@ -1,6 +1,6 @@
 """FBOSS qsfp_service ``transceiverConfigOverrides``: the module Rx output EQ FBOSS applies.
 
-The config (fboss 14ec47ec, fboss/qsfp_service/if/qsfp_service_config.thrift lines 28-52 and 122-124)::
+The config (fboss 14ec47ec, fboss/qsfp_service/if/qsfp_service_config.thrift lines 28-52 and 122-129)::
 
     {"transceiverConfigOverrides": [
         {"factor": {"applicationCode": 119},

@@ -17,10 +17,10 @@ before the first "-", or the vendor name (lines 26-32; VENDOR and PN upper-cased
 line 177); else that speed's ``Default``. A GLOBAL vendor match beats any PORT entry (lines 152-158).
 
 Parameter names and their 1-based lane suffixes are those the staging code reads
-(sonic-platform-common 8607c9f3, sonic_platform_base/sonic_xcvr/api/public/cmis.py lines 2654-2822):
-for every lane of the port's host lane mask it reads ``PARAM<lane>`` (a missing lane is a KeyError),
-refuses a value above the module's advertised maximum (lines 2679, 2698, 2717, 2736) and returns
-False for an unknown parameter (lines 2793-2794, 2818-2819); a False makes xcvrd re-initialise the
+(sonic-platform-common 8607c9f3, sonic_platform_base/sonic_xcvr/api/public/cmis.py lines 2653-2822):
+for every lane of the port's host lane mask it reads ``PARAM<lane>`` (a missing lane is a KeyError, line 2662),
+refuses a value above the module's advertised maximum (lines 2682, 2701, 2720, 2739) and returns
+False for an unknown parameter (lines 2795-2796, 2818-2819); a False makes xcvrd re-initialise the
 port (cmis_manager_task.py lines 1169-1172). eqtune therefore writes every lane of the port and
 refuses, before writing, what the staging would refuse.
 """
@@ -47,7 +47,7 @@ SI_PARAM: dict[str, str] = {
     TX_EQ: "FixedInputEqTargetTx",
 }
 PARAM_KNOB = {v: k for k, v in SI_PARAM.items()}
-#: a fixed Tx input EQ code acts only with adaptive EQ off (CMIS 5.2 section 8.7.2, Page 10h byte 153):
+#: a fixed Tx input EQ code acts only with adaptive EQ off (AdaptiveInputEqEnableTx, CMIS Page 10h byte 153):
 #: eqtune writes 0 on every lane whose tx_eq it sets, as `profile push` switches adaptive EQ off
 ADAPTIVE_ENABLE = "AdaptiveInputEqEnableTx"
 #: parameters SONiC stages that an eqtune profile does not carry (consts.py lines 348, 372-373)
@@ -152,7 +152,8 @@ def export_optics_si(codes: Mapping[int, Mapping[str, int]], facts: ModuleFacts,
     entry = si_entry(codes, facts, where=where)
     sk = speed_key(lane_speed_g)
     notes = [f"SONiC matches vendor and PN only: the entry applies to every {facts.vendor} {facts.pn} "
-             f"on port(s) {port_ranges(ports)} at {sk}"]
+             f"on port(s) {port_ranges(ports, single_as_range=False)} at {sk}"]
+    entries: list[tuple[str, ...]]
     if scope == "global":
         rng = port_ranges(ports)
         doc = {GLOBAL: {rng: {sk: {key: entry}}}}
