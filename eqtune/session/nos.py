@@ -154,6 +154,8 @@ def _entry_ports(key: str) -> list[int]:
 def import_codes(fmt: str, path: str, facts: ModuleFacts, opts: NosOptions) -> tuple[Any, list[str]]:
     """Module codes per lane (optics SI, FBOSS) or host taps per lane (media settings) that the NOS
     would apply from ``path`` to the module ``facts`` describes, with notes."""
+    if len(opts.ports) > 1:
+        raise NosFormatError(f"--port {','.join(map(str, opts.ports))}: an import reads one port; give one --port")
     doc = read_nos_json(path, what=f"{fmt} file")
     if fmt == SONIC_SI:
         from eqtune.session.nos_sonic import import_optics_si

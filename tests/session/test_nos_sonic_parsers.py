@@ -187,3 +187,47 @@ def test_sonic_media_settings_parser_publishes_eqtunes_host_codes(parsers, lanes
     assert media.get_media_settings_value(3, _media_key("Acme Corp", "AC-800.G+0", "800GAUI-8")) == {}
     # another host interface: nothing
     assert media.get_media_settings_value(3, _media_key("Acme Corp", "AC-800.G+", "400GAUI-4")) == {}
+
+
+def _random_doc(rng: random.Random, entry: dict) -> dict:
+    """A platform-like file: GLOBAL range/list keys, PORT keys, vendor regexes, Defaults, two speeds."""
+    keys = ["ACME-PN1", "ACME", "ACME-PN.*", "OTHER-X", "Default", "ACME-(PN1|PN2)"]
+
+    def speeds() -> dict:
+        out = {}
+        for sk in rng.sample(["100G_SPEED", "200G_SPEED"], rng.randint(1, 2)):
+            out[sk] = {k: {"OutputAmplitudeTargetRx": {"OutputAmplitudeTargetRx1": rng.randint(0, 3)}}
+                       for k in rng.sample(keys, rng.randint(1, 3))}
+        return out
+
+    glob = {}
+    for _ in range(rng.randint(0, 3)):
+        a = rng.randint(1, 20)
+        b = rng.randint(a, 24)
+        key = f"{a}-{b}" if rng.random() < 0.6 else f"{a}-{b},{rng.randint(1, 24)}"
+        glob[key] = speeds()
+    port = {str(p): speeds() for p in rng.sample(range(1, 25), rng.randint(0, 4))}
+    doc = {}
+    if glob:
+        doc["GLOBAL_MEDIA_SETTINGS"] = glob
+    if port:
+        doc["PORT_MEDIA_SETTINGS"] = port
+    return doc
+
+
+def test_eqtunes_lookup_equals_sonics_on_random_files(parsers):
+    """The lookup the merge check uses (resolve_optics_si) returns what SONiC's parser returns, on 300
+    random files x 24 ports x 2 speeds x 3 modules (regex keys, Defaults, overlapping ranges)."""
+    si, _ = parsers
+    rng = random.Random(2029)
+    n = 0
+    for _ in range(300):
+        doc = _random_doc(rng, {})
+        for port in range(1, 25):
+            for speed in (100, 200):
+                for vendor, pn in (("ACME", "PN1"), ("ACME", "PN2"), ("ZETA", "Q")):
+                    want = _sonic_lookup(si, doc, port, speed, vendor, pn)
+                    got, _ = resolve_optics_si(doc, port, speed, module_key(vendor, pn), vendor)
+                    assert got == want, (doc, port, speed, vendor, pn)
+                    n += 1
+    assert n == 300 * 24 * 2 * 3
