@@ -134,7 +134,9 @@ def export(source: str, out: str | None, merge: str | None, replace: bool, dry_r
     if show:
         click.echo(res.text, nl=False)
     if res.written:
-        click.echo(f"wrote {res.written} ({kw['fmt']}, checked against {facts.source})")
+        checked = (f"vendor key for {facts.vendor} {facts.pn}, {facts.lanes} lanes" if kw["fmt"] == SONIC_MEDIA
+                   else f"checked against {facts.source}")
+        click.echo(f"wrote {res.written} ({kw['fmt']}, {checked})")
     if res.conflicts:
         raise ProfileError(f"{res.conflicts} conflict(s) with the existing file; nothing written (see the diff above)")
 
