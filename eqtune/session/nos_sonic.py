@@ -152,7 +152,10 @@ def export_optics_si(codes: Mapping[int, Mapping[str, int]], facts: ModuleFacts,
     entry = si_entry(codes, facts, where=where)
     sk = speed_key(lane_speed_g)
     notes = [f"SONiC matches vendor and PN only: the entry applies to every {facts.vendor} {facts.pn} "
-             f"on port(s) {port_ranges(ports, single_as_range=False)} at {sk}"]
+             f"on port(s) {port_ranges(ports, single_as_range=False)} at {sk}",
+             # cmis_manager_task.py lines 540-591 and 1006-1030
+             "xcvrd stages the file when it initialises the module; a module already running the port's "
+             "application with every lane DataPathActivated and ConfigSuccess is left as it is (no re-apply)"]
     entries: list[tuple[str, ...]]
     if scope == "global":
         rng = port_ranges(ports)
