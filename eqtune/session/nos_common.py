@@ -29,6 +29,10 @@ class NosFormatError(ProfileError):
     """A network-OS file or an export/import request does not fit the format or the module."""
 
 
+class NoEntryError(NosFormatError):
+    """The NOS file applies nothing to this module on this port (it runs its own defaults there)."""
+
+
 @dataclass
 class ModuleFacts:
     """What an export or import is checked against: the module's identity and what it advertises.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eqtune.errors import EqtuneError
+from eqtune.session.nos_common import NoEntryError
 
 if TYPE_CHECKING:
     from eqtune.drivers.protocols import CmisModule
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 HOLDS = "holds"
 DRIFTED = "drifted"
 WRONG_MODULE = "wrong-module"
+NO_ENTRY = "no-entry"  # the NOS file applies nothing to this module on its port: it runs its defaults
 UNREADABLE = "unreadable"
 
 
@@ -114,6 +116,8 @@ def drift_report(source: str, targets: Sequence[tuple[str, int | None]], *, fmt:
             rows.append(DriftRow(resource, port, DRIFTED if lanes else HOLDS, lanes))
         except _Wrong as exc:
             rows.append(DriftRow(resource, port, WRONG_MODULE, message=str(exc)))
+        except NoEntryError as exc:
+            rows.append(DriftRow(resource, port, NO_ENTRY, message=str(exc)))
         except EqtuneError as exc:
             rows.append(DriftRow(resource, port, UNREADABLE, message=str(exc)))
         finally:

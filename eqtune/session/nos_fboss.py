@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eqtune.serdes.knobs import MODULE_RX_OUT_KNOBS, RX_AMP, RX_POST, RX_PRE, TX_EQ
-from eqtune.session.nos_common import Diff, ModuleFacts, NosFormatError, structural_diff
+from eqtune.session.nos_common import Diff, ModuleFacts, NoEntryError, NosFormatError, structural_diff
 
 OVERRIDES = "transceiverConfigOverrides"
 FIELD: dict[str, str] = {RX_PRE: "preCursor", RX_POST: "postCursor", RX_AMP: "mainAmplitude"}
@@ -179,7 +179,7 @@ def import_fboss(doc: Mapping[str, Any], facts: ModuleFacts, *, app_code: int | 
         raise NosFormatError(f"{where}: unknown key {unknown[0]!r} and no {OVERRIDES}; give a qsfp_service config")
     sel = selected_override(doc, app_code)
     if sel is None:
-        raise NosFormatError(f"{where}: no override with rxEqualizerSettings applies to application "
+        raise NoEntryError(f"{where}: no override with rxEqualizerSettings applies to application "
                              f"{app_code if app_code is None else hex(app_code)}")
     rx = _rx_eq(sel[1])
     if not isinstance(rx, dict):

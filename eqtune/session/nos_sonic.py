@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
-from eqtune.session.nos_common import ModuleFacts, NosFormatError, port_ranges
+from eqtune.session.nos_common import ModuleFacts, NoEntryError, NosFormatError, port_ranges
 
 GLOBAL = "GLOBAL_MEDIA_SETTINGS"
 PORT = "PORT_MEDIA_SETTINGS"
@@ -293,7 +293,7 @@ def import_optics_si(doc: Mapping[str, Any], facts: ModuleFacts, *, port: int, l
         check_vendor_key(vendor_key, facts, where=where)
     entry, path = resolve_optics_si(doc, port, lane_speed_g, key, vname)
     if path is None:
-        raise NosFormatError(f"{where}: no entry applies to port {port} at {speed_key(lane_speed_g)} for {key}; "
+        raise NoEntryError(f"{where}: no entry applies to port {port} at {speed_key(lane_speed_g)} for {key}; "
                              "check --port, --lane-speed and the module")
     if vendor_key is not None and path[-1] != vendor_key:
         raise NosFormatError(f"{where}: SONiC applies {' / '.join(path)} to port {port}, not the vendor key "

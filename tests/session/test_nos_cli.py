@@ -251,3 +251,21 @@ def test_diff_names_the_drifted_modules_per_lane(tmp_path):
                "--out", str(nos)).exit_code == 0
     r = run("profile", "diff", str(nos), a, b, "--format", "sonic-optics-si", "--port", "5", "--lane-speed", "100")
     assert r.exit_code == 1 and "1 of 2 module(s) hold the codes; 1 drifted: " + b in r.output
+
+
+def test_diff_reads_ports_from_a_fleet_csv(tmp_path):
+    a, b = EMU.format("nos-fleet-a"), EMU.format("nos-fleet-b")
+    p = profile_for(a, tmp_path / "p.json")
+    nos = tmp_path / "o.json"
+    assert run("profile", "export", str(p), "--format", "sonic-optics-si", "--port", "5", "--lane-speed", "100",
+               "--out", str(nos)).exit_code == 0
+    assert run("profile", "push", str(p), "--module", a).exit_code == 0
+    fleet = tmp_path / "fleet.csv"
+    fleet.write_text(f"resource,server,port\n{a},rack1,osfp5\n{b},rack1,osfp6\n")
+    r = run("profile", "diff", str(nos), "--fleet", str(fleet), "--format", "sonic-optics-si", "--lane-speed", "100",
+            "--json")
+    rows = {m["resource"]: m for m in json.loads(r.output)["modules"]}
+    assert rows[a]["port"] == 5 and rows[a]["state"] == "holds"
+    # port 6 has no entry in the file: SONiC applies nothing there (the module runs its defaults)
+    assert rows[b]["port"] == 6 and rows[b]["state"] == "no-entry" and "no entry applies to port 6" in rows[b]["message"]
+    assert r.exit_code == 1
