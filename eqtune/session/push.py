@@ -50,13 +50,6 @@ VOLATILE_NOTE = ("module codes are volatile: a module reset, re-insertion, power
                  "re-applies it at every module init (`eqtune profile export PROFILE --format "
                  "sonic-optics-si|fboss ...`)")
 
-# what `profile verify` finds, given the push report of an earlier push
-HOLDS = "holds the profile"
-REVERTED = "reverted after reset"  # a verified push, and now the codes from before it (the defaults)
-NEVER_APPLIED = "never applied"  # no verified push of this profile to this module on record
-CHANGED = "changed since the push"  # a verified push, now neither the profile nor the codes before it
-NO_RECORD = "differs"  # no push report given: reverted and never applied cannot be told apart
-
 RESTORE_TIME_LIMIT_S = 10.0  # keep trying to restore for this long (a module resetting NACKs for ~1-2 s)
 RESTORE_BACKOFF_S = 0.02  # first wait between attempts; doubles per attempt
 RESTORE_BACKOFF_MAX_S = 1.0
@@ -567,32 +560,3 @@ def verify_module(profile: Profile, module: CmisModule, *, force_identity: bool 
     out["holds_profile"] = now == target and not adaptive
     return out
 
-
-def verify_against_push(verdict: dict[str, Any], report: Mapping[str, Any] | None, digest: str) -> tuple[str, str]:
-    """What a ``verify_module`` result means given an earlier push report (``profile push --json``):
-    (state, explanation). A module that holds exactly the codes it had before a verified push of this
-    profile was reset (its control sets went back to the defaults); one with no verified push of this
-    profile on record never had it."""
-    if verdict["holds_profile"]:
-        return HOLDS, "the module holds the profile's codes"
-    if report is None:
-        return NO_RECORD, ("the module does not hold the profile's codes; give --push-report (the "
-                           "`profile push --json` output) to tell a reset from a push that never happened")
-    resource, sn = verdict["resource"], str(verdict["identity"].get("sn", "")).strip()
-    if report.get("profile_digest") != digest:
-        return NEVER_APPLIED, (f"the push report is for another profile ({str(report.get('profile_digest'))[:12]}...); "
-                               "this profile was never pushed there on record")
-    rec = next((r for r in report.get("results") or [] if isinstance(r, dict) and r.get("resource") == resource), None)
-    if rec is None or rec.get("status") not in (APPLIED, UNCHANGED):
-        why = "no push to it on record" if rec is None else f"the push ended {rec.get('status')!r}"
-        return NEVER_APPLIED, f"{why}: push the profile (`eqtune profile push`)"
-    rec_sn = str((rec.get("identity") or {}).get("sn", "")).strip()
-    if rec_sn and sn and rec_sn != sn:
-        return NEVER_APPLIED, (f"the push went to SN {rec_sn}; SN {sn} sits at {resource} now (module swapped): "
-                               "push the profile to it")
-    before = {str(k): v for k, v in (rec.get("previous") or {}).items()}
-    if before and verdict.get("active") == before:
-        return REVERTED, ("a push verified these codes before, and the module now holds the codes it had before "
-                          "that push (its defaults): it was reset, re-inserted or power-cycled. " + VOLATILE_NOTE)
-    return CHANGED, ("a push verified these codes before; the module now holds neither them nor the codes from "
-                     "before the push: another writer changed them")
