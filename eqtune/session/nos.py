@@ -136,16 +136,18 @@ def _merge(fmt: str, existing: dict[str, Any], exp: Any, facts: ModuleFacts, opt
             check_selected(res.doc, exp.ports, lambda p: by_port[p],
                            lambda d, p: resolve_optics_si(d, p, speed, key, vname)[1], what=f"{fmt} merge")
         else:
-            from eqtune.session.nos_sonic_media import resolve_media
+            from eqtune.session.nos_sonic_media import ANY_MEDIUM, resolve_media
 
             key = facts.vendor.upper() + "-" + facts.pn
             by_port = {int(e[1]): e for e in exp.entries}
             check_selected(res.doc, exp.ports, lambda p: by_port[p],
-                           lambda d, p: resolve_media(d, p, key, opts.speed_key)[1], what=f"{fmt} merge")
+                           lambda d, p: resolve_media(d, p, key, opts.speed_key, ANY_MEDIUM)[1], what=f"{fmt} merge",
+                           fix="edit that entry by hand (it matches this module's medium and lane speed, or its vendor)")
     return res.doc, res.lines(), len(res.conflicts)
 
 
 def _entry_ports(key: str) -> list[int]:
+    """The ports of a GLOBAL_MEDIA_SETTINGS key such as "1-4,9"."""
     from eqtune.session.nos_common import parse_ports
 
     return parse_ports(key)

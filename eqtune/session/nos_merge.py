@@ -96,7 +96,8 @@ def merge_entries(existing: dict[str, Any], new_doc: dict[str, Any], entries: Se
 
 
 def check_selected(doc: dict[str, Any], ports: Sequence[int], wanted: Callable[[int], Path],
-                   resolve: Callable[[dict[str, Any], int], Path | None], *, what: str) -> None:
+                   resolve: Callable[[dict[str, Any], int], Path | None], *, what: str,
+                   fix: str = "export with --scope global or edit that entry by hand") -> None:
     """After a merge, the format's lookup must pick eqtune's entry on every port; one line if not."""
     for port in ports:
         got = resolve(doc, port)
@@ -105,4 +106,4 @@ def check_selected(doc: dict[str, Any], ports: Sequence[int], wanted: Callable[[
             sel = " / ".join(got) if got else "nothing"
             raise NosFormatError(f"{what}: after the merge SONiC would apply {sel} to port {port}, not eqtune's "
                                  f"{' / '.join(want)} (an earlier or GLOBAL entry takes precedence); nothing written: "
-                                 "export with --scope global or edit that entry by hand")
+                                 + fix)

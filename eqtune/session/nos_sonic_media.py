@@ -137,16 +137,26 @@ def _for_speed(d: Any, speed: str | None) -> Any:
     return d.get(SPEED_PREFIX + DEFAULT, {})
 
 
-def _match(media: Mapping[str, Any], key: str) -> str | None:
+#: medium keys SONiC matches in a second pass ("OPTICAL100", "COPPER50": medium + lane speed in Gb/s,
+#: media_settings_parser.py lines 60-62 and 408-410); a merge check tries every plausible one
+ANY_MEDIUM = tuple(f"{m}{g}" for m in ("OPTICAL", "COPPER") for g in (10, 25, 50, 100, 200, 400))
+
+
+def _match(media: Mapping[str, Any], key: str, mediums: tuple[str, ...] = ()) -> str | None:
     for dk in media:
         if re.match(dk, key) or re.match(dk, key.split("-")[0]):
+            return dk
+    for dk in media:
+        if any(re.match(dk, m) for m in mediums):
             return dk
     return None
 
 
-def resolve_media(doc: Mapping[str, Any], port: int, key: str, speed: str | None = None) -> tuple[Any, tuple[str, ...] | None]:
-    """The parameters SONiC publishes for ``port`` and the module key "VENDOR-PN" (vendor and
-    port matches only: media-type keys are not modelled), with the entry's key path."""
+def resolve_media(doc: Mapping[str, Any], port: int, key: str, speed: str | None = None,
+                  mediums: tuple[str, ...] = ()) -> tuple[Any, tuple[str, ...] | None]:
+    """The parameters SONiC publishes for ``port`` and the module key "VENDOR-PN", with the entry's
+    key path. Media-type keys (the module's compliance code) are not modelled; medium keys are tried
+    for ``mediums`` (:data:`ANY_MEDIUM` in a merge check: conservative)."""
     gdef: tuple[Any, tuple[str, ...] | None] = ({}, None)
     g = doc.get(GLOBAL)
     if isinstance(g, dict):
@@ -157,7 +167,7 @@ def resolve_media(doc: Mapping[str, Any], port: int, key: str, speed: str | None
             elif "-" in keys:
                 hit = _rng(keys, port)
             if hit and isinstance(media, dict):
-                dk = _match(media, key)
+                dk = _match(media, key, mediums)
                 if dk is not None:
                     return _for_speed(media[dk], speed), (GLOBAL, keys, dk)
                 if DEFAULT in media:
@@ -166,7 +176,7 @@ def resolve_media(doc: Mapping[str, Any], port: int, key: str, speed: str | None
     if isinstance(p, dict):
         for keys, media in p.items():
             if int(keys) == port and isinstance(media, dict) and media:
-                dk = _match(media, key)
+                dk = _match(media, key, mediums)
                 if dk is not None:
                     return _for_speed(media[dk], speed), (PORT, keys, dk)
                 if DEFAULT in media:

@@ -231,3 +231,56 @@ def test_eqtunes_lookup_equals_sonics_on_random_files(parsers):
                     assert got == want, (doc, port, speed, vendor, pn)
                     n += 1
     assert n == 300 * 24 * 2 * 3
+
+
+def _lanes(values: list[str]) -> dict:
+    return {f"lane{i}": v for i, v in enumerate(values)}
+
+
+def _media_platform_file(global_key: str) -> dict:
+    """A media_settings.json in the style of sonic-buildimage's Celestica DS4100 and Nokia IXR7220-H6-64
+    files (GLOBAL port range with medium keys, PORT entries with medium keys; their hex values)."""
+    tx = {"pre1": _lanes(["0xffffffdc"] * 8), "main": _lanes(["0x00000070"] * 8), "post1": _lanes(["0x0"] * 8)}
+    return {"GLOBAL_MEDIA_SETTINGS": {"1-16": {global_key: tx}},
+            "PORT_MEDIA_SETTINGS": {"1": {"OPTICAL-100": {**tx, "main": _lanes(["0x8C"] * 8)}},
+                                    "2": {"OPTICAL100": {**tx, "pre1": _lanes(["0xFFFFFFE8"] * 8)}}}}
+
+
+def test_media_merge_changes_only_eqtunes_module_and_refuses_a_shadowed_entry(parsers, tmp_path):
+    from eqtune.session.nos import SONIC_MEDIA, NosOptions, export_to_file
+    from eqtune.session.nos_common import ModuleFacts, NosFormatError
+
+    _, media = parsers
+    taps = {ln: {"tx_cm1": -0.12, "tx_c1": -0.05} for ln in range(1, 9)}
+    facts = ModuleFacts("Acme", "X1", 8, {})
+    opts = NosOptions(ports=[1, 3], tap_scale=168)
+    target = tmp_path / "media_settings.json"
+    original = _media_platform_file("COPPER-100")
+    target.write_text(json.dumps(original))
+    res = export_to_file(SONIC_MEDIA, taps, facts, opts, out=None, merge=str(target))
+    assert res.written and not res.conflicts
+    merged = json.loads(target.read_text())
+    ours = _media_key("Acme", "X1", "800GAUI-8")
+    other = {**_media_key("Zeta", "Q9", "800GAUI-8"), "medium_lane_speed_key": "OPTICAL100"}
+    for port in (1, 3):
+        media.g_dict = merged
+        fvs = dict(media.MediaSettingsParserBase.to_db_value(media.get_media_settings_value(port, ours), 8, 0))
+        assert fvs["pre1"] == ",".join(["0xffffffec"] * 8) and fvs["post1"] == ",".join(["0xfffffff8"] * 8)
+    for port in (1, 2, 3, 17):  # another module: what SONiC publishes is unchanged by the merge
+        media.g_dict = original
+        before = media.get_media_settings_value(port, other)
+        media.g_dict = merged
+        assert media.get_media_settings_value(port, other) == before
+    # a GLOBAL medium entry covering the ports beats eqtune's PORT entry in SONiC: refused, file untouched
+    shadowing = _media_platform_file("OPTICAL100")
+    target.write_text(json.dumps(shadowing))
+    with pytest.raises(NosFormatError, match="GLOBAL_MEDIA_SETTINGS / 1-16 / OPTICAL100"):
+        export_to_file(SONIC_MEDIA, taps, facts, opts, out=None, merge=str(target))
+    assert json.loads(target.read_text()) == shadowing
+    from eqtune.session.nos_merge import merge_entries
+    from eqtune.session.nos_sonic_media import HostTxScaling, export_media_settings
+
+    exp = export_media_settings(taps, vendor="Acme", pn="X1", ports=[1, 3], port_lanes=8, scaling=HostTxScaling(168))
+    media.g_dict = merge_entries(shadowing, exp.doc, exp.entries).doc  # what SONiC would do with it anyway
+    got = media.get_media_settings_value(1, {**ours, "medium_lane_speed_key": "OPTICAL100"})
+    assert got == shadowing["GLOBAL_MEDIA_SETTINGS"]["1-16"]["OPTICAL100"]
