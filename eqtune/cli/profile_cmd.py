@@ -1,4 +1,5 @@
-"""``eqtune profile``: tuning profiles (save, show, verify, push).
+"""``eqtune profile``: tuning profiles (save, show, verify, push; export/import/diff with the NOS's own
+files in :mod:`eqtune.cli.profile_nos_cmd`).
 
 A profile is a digest-protected JSON document (see :mod:`eqtune.session.profile`). ``push`` checks
 schema and digest before opening any module, then per module: identity, capabilities, current codes,
@@ -15,7 +16,7 @@ from eqtune.cli._common import echo_json
 
 @click.group(name="profile")
 def profile() -> None:
-    """Tuning profiles: save, show, verify, push."""
+    """Tuning profiles: save, show, verify, push, export/import to the NOS, diff."""
 
 
 @profile.command(name="save")
@@ -99,26 +100,34 @@ def keygen(prefix: str) -> None:
 @click.argument("file", metavar="FILE")
 @click.option("--module", "module_res", required=True, metavar="RESOURCE", help="Module resource to check against.")
 @click.option("--force-identity", is_flag=True, help="Compare codes even if the module's identity does not match.")
+@click.option("--push-report", default=None, metavar="REPORT",
+              help="The `profile push --json` (or --report) output of an earlier push: tells 'reverted after "
+                   "reset' from 'never applied'.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def verify(file: str, module_res: str, force_identity: bool, as_json: bool) -> None:
+def verify(file: str, module_res: str, force_identity: bool, push_report: str | None, as_json: bool) -> None:
     """Check (read-only) that a profile fits a module and whether the module holds its codes."""
     from eqtune.drivers.cmis import open_module
     from eqtune.errors import ProfileError
     from eqtune.session.profile import Profile
     from eqtune.session.push import verify_module
+    from eqtune.session.push_verify import verify_against_push
 
     prof = Profile.load(file)
+    report = _load_push_report(push_report) if push_report else None
     mod = open_module(module_res)
     try:
         out = verify_module(prof, mod, force_identity=force_identity)
     finally:
         mod.close()
+    out["state"], out["explanation"] = verify_against_push(out, report, prof.digest)
     if as_json:
         echo_json(out)
     else:
         click.echo(f"{module_res}: identity {'ok' if out['identity_ok'] else 'MISMATCH (forced)'}; "
                    f"capabilities {'ok' if out['capabilities_ok'] else 'NOT OK: ' + out['capability_problem']}; "
                    + ("holds the profile codes" if out["holds_profile"] else f"differs: {out['differences']}"))
+        if not out["holds_profile"]:
+            click.echo(f"  {out['state'].upper()}: {out['explanation']}")
         if out.get("firmware_note"):
             click.echo(f"  note: {out['firmware_note']}")
     if not out["capabilities_ok"]:
@@ -137,9 +146,11 @@ def verify(file: str, module_res: str, force_identity: bool, as_json: bool) -> N
               help="Refuse the profile unless it is signed by a trusted key (--trusted-key / $EQTUNE_TRUSTED_KEYS).")
 @click.option("--trusted-key", "trusted_key", multiple=True, metavar="FILE",
               help="Ed25519 public key (.pub) or HMAC site key file trusted to sign profiles (repeatable).")
+@click.option("--report", "report_file", default=None, metavar="FILE",
+              help="Also write the JSON push report here (for `profile verify --push-report`, `watch --from-push`).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: bool, jobs: int,
-         require_signed: bool, trusted_key: tuple[str, ...], as_json: bool) -> None:
+         require_signed: bool, trusted_key: tuple[str, ...], report_file: str | None, as_json: bool) -> None:
     """Push a profile to one or more modules: verify, write, apply, read back, restore on failure."""
     from eqtune.errors import ProfileError
     from eqtune.session.profile import Profile
@@ -161,6 +172,11 @@ def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: boo
 
     report = push_profile(prof, list(modules), dry_run=dry_run, force_identity=force_identity, jobs=jobs,
                           on_result=progress if jobs == 1 else None)
+    if report_file:
+        from eqtune.jsonutil import dumps
+        from eqtune.session.nos_common import write_atomic
+
+        write_atomic(report_file, dumps(report.to_dict(), indent=2) + "\n")
     if as_json:
         echo_json(report.to_dict())
     else:
@@ -174,3 +190,22 @@ def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: boo
         bad = [r for r in report.results if not r.ok]
         raise ProfileError(f"{len(bad)} of {len(report.results)} module(s) did not take the profile "
                            f"({', '.join(f'{r.resource}: {r.status}' for r in bad)}); see the lines above")
+
+
+def _load_push_report(path: str) -> dict:
+    """A ``profile push --json`` report, checked as the watch checks it (one line if it is not one)."""
+    from eqtune.config_schema import validate
+    from eqtune.errors import InputError
+    from eqtune.session.nos_common import read_nos_json
+    from eqtune.watch.targets import PUSH_REPORT_SCHEMA
+
+    doc = read_nos_json(path, what="push report")
+    validate(doc, PUSH_REPORT_SCHEMA, where=f"push report {path}", error=InputError)
+    return doc
+
+
+from eqtune.cli.profile_nos_cmd import diff, export, import_  # noqa: E402  (the NOS-format commands)
+
+profile.add_command(export)
+profile.add_command(import_)
+profile.add_command(diff)

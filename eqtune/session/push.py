@@ -43,6 +43,13 @@ UNKNOWN = "unknown"  # the write failed and the restore could not be verified: c
 
 OK_STATUSES = (APPLIED, UNCHANGED, DRY_RUN)
 
+#: CMIS control sets are volatile (CMIS 5.2 section 6.3.2): the codes a push writes are gone after a
+#: module reset, re-insertion, power cycle or switch reboot, unless the network OS re-applies them
+VOLATILE_NOTE = ("module codes are volatile: a module reset, re-insertion, power cycle or switch reboot "
+                 "restores the module's defaults; to keep them, export the profile to the NOS, which "
+                 "re-applies it at every module init (`eqtune profile export PROFILE --format "
+                 "sonic-optics-si|fboss ...`)")
+
 RESTORE_TIME_LIMIT_S = 10.0  # keep trying to restore for this long (a module resetting NACKs for ~1-2 s)
 RESTORE_BACKOFF_S = 0.02  # first wait between attempts; doubles per attempt
 RESTORE_BACKOFF_MAX_S = 1.0
@@ -121,6 +128,8 @@ class PushReport:
         if unknown:
             lines.append(f"{len(unknown)} module(s) in an UNKNOWN state - check them with "
                          "`eqtune module show`: " + ", ".join(r.resource for r in unknown))
+        if any(r.status == APPLIED for r in self.results):
+            lines.append(VOLATILE_NOTE)
         from eqtune.textsafe import printable
 
         return [printable(ln) for ln in lines]
@@ -550,3 +559,4 @@ def verify_module(profile: Profile, module: CmisModule, *, force_identity: bool 
     out["differences"] = "; ".join(diffs)
     out["holds_profile"] = now == target and not adaptive
     return out
+

@@ -64,7 +64,10 @@ class SavePane(StepPane):
         targets = [self.ctl.module_resource] + extra
         self.confirm("Push the profile?",
                      f"Write {self.ctl.profile_path.name} to {len(targets)} module(s): {', '.join(targets)}. "
-                     "Each write is checked before any I/O, read back, and rolled back on a mismatch.",
+                     "Each write is checked before any I/O, read back, and rolled back on a mismatch. "
+                     "Module codes are volatile: a reset or reboot restores the module's defaults; to keep "
+                     f"them, export the profile to the NOS (eqtune profile export {self.ctl.profile_path.name} "
+                     "--format sonic-optics-si|fboss).",
                      lambda: self._push(extra))
 
     def _push(self, extra: list[str]) -> None:
