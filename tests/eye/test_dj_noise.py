@@ -62,7 +62,8 @@ def _case() -> dict:
 
 
 def test_agrees_with_pychopmarg_noisecalc() -> None:
-    noise = pytest.importorskip("pychopmarg.noise", reason="pychopmarg not installed (bench extra)")
+    pytest.importorskip("pychopmarg", minversion="3.4.0", reason="pychopmarg 3.4.0 not installed (bench extra)")
+    noise = pytest.importorskip("pychopmarg.noise")
     c = _case()
     ts = int(np.argmax(c["victim"]))
     kw = dict(eta0=7.5e-9, snr_tx=33.5, Add=0.02, sigma_Rj=0.01)

@@ -225,7 +225,8 @@ def test_agrees_with_pychopmarg_mmse(n_dfe: int, b_max: float, w_lim: float, lim
 
     Measured residual (PyChOpMarg 3.4.0): FOM within 1e-10 dB, taps within 1e-12, same phase in all four cases.
     """
-    optimize = pytest.importorskip("pychopmarg.optimize", reason="pychopmarg not installed (bench extra)")
+    pytest.importorskip("pychopmarg", minversion="3.4.0", reason="pychopmarg 3.4.0 not installed (bench extra)")
+    optimize = pytest.importorskip("pychopmarg.optimize")
     from pychopmarg.common import NormMode
 
     spui, n_taps, n_pre = 16, 16, 5

@@ -29,7 +29,8 @@ def test_ck_profile_loader_does_not_see_the_dj_file() -> None:
 
 def test_kr_values_match_pychopmarg_d3p3() -> None:
     """Second transcription of the same D3.3 tables: PyChOpMarg 3.4.0 ``com_params("KR")``."""
-    d33 = pytest.importorskip("pychopmarg.config.ieee_8023dj_d3p3", reason="pychopmarg 3.4.0 not installed")
+    pytest.importorskip("pychopmarg", minversion="3.4.0", reason="pychopmarg 3.4.0 not installed (bench extra)")
+    d33 = pytest.importorskip("pychopmarg.config.ieee_8023dj_d3p3")
     ref = d33.com_params("KR")
     p = load_dj_profile("ieee-dj-kr")
     assert (p.baud_gbd, p.levels, p.samples_per_ui, p.der0, p.r0_ohm) == (ref.fb, ref.L, ref.M, ref.DER_0, ref.R_0)
