@@ -88,7 +88,7 @@ def jitter_slope_v_per_ui(pulse: FloatArray, samples_per_ui: int, phase: int) ->
     """h_J: central difference of the pulse at each UI sample of ``phase`` (178A-23), in V per UI."""
     padded = np.pad(np.asarray(pulse, dtype=float), 1)
     idx = phase + samples_per_ui * np.arange(pulse.size // samples_per_ui)
-    return (padded[idx + 2] - padded[idx]) / 2.0 * samples_per_ui
+    return np.asarray((padded[idx + 2] - padded[idx]) / 2.0 * samples_per_ui, dtype=float)
 
 
 def noise_autocorrelation(*, victim_pulse_v: FloatArray, samples_per_ui: int, cursor_sample: int, ui_s: float,
