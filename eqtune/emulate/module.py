@@ -56,6 +56,7 @@ from eqtune.emulate.module_state import ModuleStateMixin
 from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode
 from eqtune.emulate.vdm import VdmModel
 from eqtune.errors import InputError
+from eqtune.serdes.knobs import TX_EQ
 
 # re-exported: the names this module has always offered
 __all__ = [
@@ -267,7 +268,7 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
             if lane > self.lanes:
                 continue
             codes = {k: self._get_lane(active, lane) for k, (_, active) in EQ_REGS.items()}
-            codes["tx_eq"] = min(codes["tx_eq"], self.caps["tx_eq_max"])
+            codes[TX_EQ] = min(codes[TX_EQ], self.caps["tx_eq_max"])
             self.link.set_codes(lane, codes)
             self._set_lane(T.DPState, lane, DPState.ACTIVATED if self._get_lane(T.ActiveDPConfig, lane) >> 4
                            else DPState.DEACTIVATED)
