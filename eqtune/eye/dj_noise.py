@@ -15,8 +15,9 @@ draft itself not being public):
   V per UI, times var_x (A_DD^2 + sigma_RJ^2).
 
 Deterministic autocorrelations are linear (not circular): a pulse response that has not decayed
-within its window is not wrapped onto its own start. ADC quantization noise (178A-29/30) and the MLSE
-gain are not modelled here.
+within its window is not wrapped onto its own start. ADC quantization (178A-28..31) is
+:func:`adc_quantization_step` + :func:`quantization_autocorrelation`, added by the caller (its Gaussian
+variance is the other terms' with only the random jitter, 178A-31). The MLSE gain is not modelled here.
 """
 
 from __future__ import annotations
@@ -117,3 +118,56 @@ def noise_autocorrelation(*, victim_pulse_v: FloatArray, samples_per_ui: int, cu
         xt += var_x * linear_autocorrelation(ui_sampled(a, samples_per_ui, best_aggressor_phase(a, samples_per_ui)),
                                              n_lags)
     return NoiseAutocorrelation(rx=rx, tx=tx, jitter=jit, crosstalk=xt)
+
+
+def adc_quantization_step(signal_samples_v: FloatArray, var_gauss_v2: float, *, levels: int, bits: int,
+                          clip_probability: float, npts: int = 4001) -> float:
+    """ADC step Delta = 2 V_qc / (2^bits - 1) (178A-29), V_qc such that the noisy signal at the quantizer
+    falls below -V_qc with probability ``clip_probability`` / 2 (178A-30); 0 when ``bits`` is 0.
+
+    The noisy signal is the sum of PAM-``levels`` symbols (levels equiprobable on [-1, 1]) times every UI
+    sample of the victim pulse (``signal_samples_v``, V), plus Gaussian noise of variance ``var_gauss_v2``
+    (V^2; 178A-31 takes every noise term but only the random part of the jitter). Its distribution is
+    built on a voltage grid of ``npts`` points by convolving one delta set per sample (93A-40 form) and
+    the Gaussian (93A-42).
+    """
+    if bits == 0:
+        return 0.0
+    if bits < 0 or levels < 2 or not 0 < clip_probability < 1 or var_gauss_v2 < 0:
+        raise MmseInputError("ADC: need bits >= 0, levels >= 2, 0 < clip probability < 1 and noise variance >= 0")
+    h = np.asarray(signal_samples_v, dtype=float)
+    sigma = float(np.sqrt(var_gauss_v2))
+    support = float(np.abs(h).sum()) + 10.0 * sigma
+    npts |= 1
+    step = 2.0 * support / (npts - 1)
+    centre = npts // 2
+    symbols = np.linspace(-1.0, 1.0, levels)
+    pmf = np.zeros(npts)
+    pmf[centre] = 1.0
+    for sample in h[np.abs(h) > step / 2]:
+        one = np.zeros(npts)
+        np.add.at(one, centre + np.rint(symbols * sample / step).astype(int), 1.0 / levels)
+        pmf = _convolve_same(pmf, one)
+    if sigma > 0:
+        y = (np.arange(npts) - centre) * step
+        g = np.exp(-(y**2) / (2.0 * var_gauss_v2))
+        pmf = _convolve_same(pmf, g / g.sum())
+    cdf = np.cumsum(np.clip(pmf, 0.0, None))
+    cdf /= cdf[-1]
+    v_qc = -(int(np.argmax(cdf >= clip_probability / 2)) - centre) * step
+    return 2.0 * v_qc / (2**bits - 1)
+
+
+def _convolve_same(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Linear convolution of two grids of equal odd length, centred (``mode='same'``), by FFT."""
+    n = a.size + b.size - 1
+    full = np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(b, n), n)
+    start = (b.size - 1) // 2
+    return np.asarray(full[start:start + a.size], dtype=float)
+
+
+def quantization_autocorrelation(step_v: float, n_lags: int) -> FloatArray:
+    """ADC quantization noise: white, variance Delta^2 / 12 (178A-28), at the UI lags."""
+    out = np.zeros(n_lags)
+    out[0] = step_v**2 / 12.0
+    return out

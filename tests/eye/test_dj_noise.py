@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from eqtune.eye.dj_noise import (
+    adc_quantization_step,
     best_aggressor_phase,
     linear_autocorrelation,
     noise_autocorrelation,
+    quantization_autocorrelation,
     rx_noise_autocorrelation,
 )
 from eqtune.eye.mmse import mmse_best_phase, pam_symbol_variance
@@ -104,3 +106,33 @@ def test_noise_feeds_the_mmse_solver_end_to_end() -> None:
         assert float(long_ffe.solution.fom_db) >= float(no_ffe.solution.fom_db) - 1e-9
         figs.append(float(long_ffe.solution.fom_db))
     assert figs[0] > figs[1]
+
+
+def test_adc_step_closed_form_for_one_binary_sample() -> None:
+    """One NRZ sample +-h plus Gaussian sigma: P(X < -V) = (Phi((-V + h)/sigma) + Phi((-V - h)/sigma)) / 2;
+    V_qc solves P = P_qc / 2 (178A-30) and Delta = 2 V_qc / (2^N - 1) (178A-29)."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    h, sigma, p_qc, bits = 0.2, 0.05, 1e-3, 6
+    v_exact = brentq(lambda v: 0.5 * (norm.cdf((-v + h) / sigma) + norm.cdf((-v - h) / sigma)) - p_qc / 2, 0.0, 2.0)
+    step = adc_quantization_step(np.array([h]), sigma**2, levels=2, bits=bits, clip_probability=p_qc, npts=8001)
+    grid = 2 * (h + 10 * sigma) / 8000
+    assert step * (2**bits - 1) / 2 == pytest.approx(v_exact, abs=2 * grid)
+    assert adc_quantization_step(np.array([h]), sigma**2, levels=2, bits=0, clip_probability=p_qc) == 0.0
+    np.testing.assert_allclose(quantization_autocorrelation(0.01, 3), [0.01**2 / 12, 0.0, 0.0])
+
+
+def test_adc_step_agrees_with_pychopmarg_quant_step() -> None:
+    pytest.importorskip("pychopmarg", minversion="3.4.0", reason="pychopmarg 3.4.0 not installed (bench extra)")
+    noise = pytest.importorskip("pychopmarg.noise")
+    c = _case()
+    ts = int(np.argmax(c["victim"]))
+    ones = np.ones(c["f"].size, complex)
+    ref = noise.NoiseCalc(4, UI, ts, c["t"], c["victim"], [], c["f"], c["h_tn"], ones, c["h_rx"], ones,
+                          7.5e-9, 1.0, 33.5, 0.02, 0.01, Nqb=6, Pqc=1e-7)
+    var = 2e-5
+    theirs = ref.quant_step(var, npts=4001)
+    samples = c["victim"][ts % M::M]
+    ours = adc_quantization_step(samples, var, levels=4, bits=6, clip_probability=1e-7, npts=4001)
+    assert ours == pytest.approx(theirs, rel=1e-6)   # measured: equal to the last digit on this grid
