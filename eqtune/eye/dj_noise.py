@@ -155,7 +155,7 @@ def adc_quantization_step(signal_samples_v: FloatArray, var_gauss_v2: float, *, 
     cdf = np.cumsum(np.clip(pmf, 0.0, None))
     cdf /= cdf[-1]
     v_qc = -(int(np.argmax(cdf >= clip_probability / 2)) - centre) * step
-    return 2.0 * v_qc / (2**bits - 1)
+    return float(2.0 * v_qc / (2**bits - 1))
 
 
 def _convolve_same(a: FloatArray, b: FloatArray) -> FloatArray:
