@@ -16,6 +16,12 @@ from eqtune.cli._common import FiniteFloat
 
 CHANNEL = "c2m-10in"
 BERT = "keysight-m8040a"
+# --module: the emulated module and the library channel its lanes run over (an emulator image of
+# eqtune/emulate/cmis_table.toml; None = the default image)
+MODULES: dict[str, tuple[str, str | None, str]] = {
+    "osfp-800g": (CHANNEL, None, "800G (8x100G, 53.125 GBd)"),
+    "osfp-1.6t": ("c2m-224g-6in", "osfp8-1600g", "1.6T (8x200G, 106.25 GBd)"),
+}
 
 
 @click.command(name="demo")
@@ -33,10 +39,13 @@ BERT = "keysight-m8040a"
 @click.option("--warm/--no-warm", "warm", default=True, show_default=True,
               help="Measure the channel model's optimum first (warm start), as an FAE with the link's channel would.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the emulator noise and the optimizer.")
+@click.option("--module", "module_kind", type=click.Choice(sorted(MODULES)), default="osfp-800g", show_default=True,
+              help="Emulated module: osfp-800g (8x100G over c2m-10in) or osfp-1.6t (8x200G, 1.6TAUI-8, over "
+                   "c2m-224g-6in).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, dwell: float, patience: int, warm: bool, seed: int,
-         as_json: bool, quiet: bool) -> None:
+         module_kind: str, as_json: bool, quiet: bool) -> None:
     """Tune the default shipped channel on emulated hardware and write journal, profile and report."""
     import getpass
     import time
@@ -55,7 +64,9 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     # ships with fixed Tx input EQ (adaptive=0) far from the optimum, so the checker shows what tuning
     # a fixed code does. Its virtual clock (fast=1) makes the dwell a 1e-12 BER target needs (~28 s)
     # instant.
-    resource = f"emu:{CHANNEL}?seed={seed}&settle_ms=2" + ("&fast=1&adaptive=0" if module_ber else "")
+    channel, image, kind = MODULES[module_kind]
+    resource = (f"emu:{channel}?seed={seed}&settle_ms=2" + (f"&image={image}" if image else "")
+                + ("&fast=1&adaptive=0" if module_ber else ""))
     from eqtune.drivers.transport import parse_resource
     from eqtune.emulate.module import emulator_for
 
@@ -79,8 +90,8 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
             user = "demo"
         cfg = LiveConfig(
             module=resource, lanes=lanes_l, instrument=instrument, dwell_s=dwell, budget=budget, seed=seed,
-            channel=CHANNEL, patience=patience, warm="model" if warm else None,
-            metadata={"customer": "eqtune demo", "site": "emulated lab", "link": f"{CHANNEL} host-module",
+            channel=channel, patience=patience, warm="model" if warm else None,
+            metadata={"customer": "eqtune demo", "site": "emulated lab", "link": f"{channel} host-module",
                       "operator": user},
         )
 
@@ -93,7 +104,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
                     click.echo(line, err=True)
 
         if not (quiet or as_json):
-            for line in _setup_lines(module_ber, dwell):
+            for line in _setup_lines(module_ber, dwell, channel, kind):
                 click.echo(line, err=True)
 
         tuner = LiveTuner.create(cfg, sessions_dir=sessions, on_event=on_event)
@@ -116,7 +127,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     from eqtune.serdes.knobs import metric_suffix
 
     unit = metric_suffix(result.metric)
-    click.echo(f"demo: {CHANNEL} on emulated module + "
+    click.echo(f"demo: {channel} on emulated {kind} module + "
                + ("module PRBS checker (emulated clock)" if module_ber else f"emulated {BERT} BERT (real-time gates)")
                + f", {out['elapsed_s']} s wall time")
     from eqtune.session.view import load_session
@@ -151,17 +162,18 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     click.echo(f"report:  {out['report']}")
 
 
-def _setup_lines(module_ber: bool, dwell_s: float) -> list[str]:
+def _setup_lines(module_ber: bool, dwell_s: float, channel: str = CHANNEL,
+                 kind: str = "800G (8x100G, 53.125 GBd)") -> list[str]:
     """What the demo sets up, said before it starts (so its headline is not mistaken for a typical gain)."""
     if module_ber:
-        return [f"demo setup: emulated 800G module on {CHANNEL}, BER from the module's own PRBS checker.",
+        return [f"demo setup: emulated {kind} module on {channel}, BER from the module's own PRBS checker.",
                 "  Its Tx input adaptive EQ is OFF and the fixed Tx EQ code starts far from the optimum (a poor "
                 "baseline on purpose);",
                 "  shipped modules usually run adaptive EQ, which lands near the best code: expect a smaller gain "
                 "on real hardware.",
                 f"  Dwell: {dwell_s:.3g} s per evaluation (10x for baseline and verify) for a 1e-12 BER target, on "
                 "the emulator's virtual clock: emulated time, not wall time."]
-    return [f"demo setup: emulated 800G module on {CHANNEL}, BER from the emulated {BERT} BERT over TCP "
+    return [f"demo setup: emulated {kind} module on {channel}, BER from the emulated {BERT} BERT over TCP "
             "(pyvisa-py),",
             f"  real-time gates of {dwell_s:g} s per evaluation (10x for baseline and verify); "
             "the module's Tx input adaptive EQ stays as shipped (on)."]

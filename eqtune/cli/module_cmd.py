@@ -110,6 +110,9 @@ def doctor(resource: str, as_json: bool) -> None:
     else:
         click.echo("apply       NOT POSSIBLE")
     click.echo(f"            {ap['reason']}")
+    for app in caps.get("applications", []):
+        rate = f"{app['host_lanes']}x{app['host_lane_gbps']}G" if app["host_lane_gbps"] else f"{app['host_lanes']} lanes"
+        click.echo(f"application {app['index']}: {app['host']} -> {app['media']}  ({rate} host lanes)")
     click.echo(f"prbs/ber    {'host-side PRBS checker (pages 13h/14h)' if rep.prbs_ber else 'no'}")
     click.echo(f"vdm         {', '.join(rep.vdm_observables) if rep.vdm_observables else ('yes' if rep.vdm else 'no')}")
     for line in rep.cannot:

@@ -132,9 +132,10 @@ class CmisDriver(PrbsMixin, VdmMixin):
         # no checksum covers the lower page: read twice and compare, as page 01h (one flipped bit of
         # byte 2 would turn a hot-reconfigurable module into one that refuses every apply)
         rev_and_chars = self.regs.read_stable(0, 1, 2)  # byte 1 CMIS revision, byte 2 characteristics
-        app = self.regs.read_stable(0, 86, 32)  # application descriptors 1-8
+        media_and_app = self.regs.read_stable(0, 85, 33)  # byte 85 media type, 86-117 application descriptors 1-8
         p1 = self.regs.read_stable(1, CAPS_PAGE1_FIRST, CAPS_PAGE1_LEN)
-        self._caps = decode_capabilities(rev_and_chars[1:2], app, p1, cmis_rev=rev_and_chars[0])
+        self._caps = decode_capabilities(rev_and_chars[1:2], media_and_app[1:], p1, cmis_rev=rev_and_chars[0],
+                                         media_type=media_and_app[0])
         return self._caps
 
     def dp_states(self, stable: bool = False) -> dict[int, str]:

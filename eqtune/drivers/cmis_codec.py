@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from eqtune.drivers import cmis_map as M
+from eqtune.drivers.cmis_apps import SMF_MEDIA_TYPE, decode_applications
 from eqtune.drivers.cmis_policy import DURATION_S, reconfiguration_support
 from eqtune.drivers.cmis_types import (
     CMIS_IDENTIFIERS,
@@ -91,9 +92,11 @@ def host_lane_span(app: bytes) -> int:
     return min(8, top) or 8
 
 
-def decode_capabilities(lower2: bytes, app: bytes, p1: bytes, cmis_rev: int = 0x52) -> EqCapabilities:
+def decode_capabilities(lower2: bytes, app: bytes, p1: bytes, cmis_rev: int = 0x52,
+                        media_type: int = SMF_MEDIA_TYPE) -> EqCapabilities:
     """``lower2``: lower page byte 2; ``app``: bytes 86-117 (application descriptors 1-8; 86-89 alone
-    is read as descriptor 1);
+    is read as descriptor 1; decoded by :func:`eqtune.drivers.cmis_apps.decode_applications` with
+    ``media_type``, lower page byte 85);
     ``p1``: page 01h bytes 142-162; ``cmis_rev``: lower page byte 1 (AutoCommissioning, byte 2
     bits 1-0, is read only from CMIS 5.3 on: :func:`eqtune.drivers.cmis_policy.reconfiguration_support`)."""
 
@@ -122,6 +125,7 @@ def decode_capabilities(lower2: bytes, app: bytes, p1: bytes, cmis_rev: int = 0x
         reconfiguration=reconf,
         cmis_rev=f"{cmis_rev >> 4}.{cmis_rev & 0xF}",
         dp_deinit_max_s=DURATION_S[b(144) >> 4],
+        applications=decode_applications(app, media_type),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
+from eqtune.drivers.cmis_apps import Application
 from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
 
 #: ``{lane: {knob: code}}``: lanes 1..8, knob names of :mod:`eqtune.serdes.knobs`, integer codes.
@@ -91,6 +92,7 @@ class EqCapabilities:
     reconfiguration: str = "both"
     cmis_rev: str = "5.2"
     dp_deinit_max_s: float | None = None
+    applications: tuple[Application, ...] = ()  # lower page 00h bytes 86-117 (eqtune.drivers.cmis_apps)
 
     def knob_values(self) -> dict[str, tuple[int, ...]]:
         """Allowed codes per supported knob (knobs the module does not support are absent)."""
@@ -110,6 +112,7 @@ class EqCapabilities:
         d = asdict(self)
         d["rx_amp_codes"] = list(self.rx_amp_codes)
         d["knob_values"] = {k: list(v) for k, v in self.knob_values().items()}
+        d["applications"] = [a.to_dict() for a in self.applications]
         return d
 
 

@@ -56,6 +56,7 @@ from eqtune.emulate.module_state import ModuleStateMixin
 from eqtune.emulate.prbs import PrbsCheckerMixin, f16_encode
 from eqtune.emulate.vdm import VdmModel
 from eqtune.errors import InputError
+from eqtune.serdes.knobs import TX_EQ
 
 # re-exported: the names this module has always offered
 __all__ = [
@@ -100,7 +101,7 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
     ``image`` names an advertised profile of the table (``[images.*]``); ``lanes``,
     ``stepped_config_only``, ``auto_commissioning``, ``diagnostics`` and ``vdm`` override it."""
 
-    def __init__(self, link=None, *, channel: str = "c2m-10in", lanes: int | None = None, settle_s: float = 0.05,
+    def __init__(self, link=None, *, channel: str | None = None, lanes: int | None = None, settle_s: float = 0.05,
                  clock=None, seed: int | None = None, noise: bool = True, rx_pre_max: int = 7,
                  rx_post_max: int = 7, rx_amp_codes: tuple[int, ...] = (0, 1, 2, 3), tx_eq_max: int = 10,
                  tx_adaptive: bool = True, tx_adaptive_on: bool = True, stepped_config_only: bool | None = None,
@@ -120,7 +121,7 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
         self.image = image
         self._dump = load_dump(image) if img.get("dump") else None
         if link is None:
-            link = EmulatedLink(channel, lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
+            link = EmulatedLink(channel or str(img.get("channel", "c2m-10in")), lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
         self.link = link
         self.lanes = link.lanes
         self.name = name
@@ -148,7 +149,8 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
             self.vdm_types = ["esnr_host", "ber_cur_host"]
         self.dp_durations = int(img.get("dp_durations", 0x44))
         self.identity = {**DEFAULT_IDENTITY, "identifier": int(img.get("identifier", 0x19)),
-                         "cmis_rev": int(img.get("cmis_rev", 0x52)), **(identity or {})}
+                         "cmis_rev": int(img.get("cmis_rev", 0x52)),
+                         **({"pn": str(img["pn"])} if "pn" in img else {}), **(identity or {})}
         if cmis_rev is not None:
             self.identity["cmis_rev"] = int(cmis_rev)
         self.cmis_rev = int(self.identity["cmis_rev"])
@@ -266,7 +268,7 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
             if lane > self.lanes:
                 continue
             codes = {k: self._get_lane(active, lane) for k, (_, active) in EQ_REGS.items()}
-            codes["tx_eq"] = min(codes["tx_eq"], self.caps["tx_eq_max"])
+            codes[TX_EQ] = min(codes[TX_EQ], self.caps["tx_eq_max"])
             self.link.set_codes(lane, codes)
             self._set_lane(T.DPState, lane, DPState.ACTIVATED if self._get_lane(T.ActiveDPConfig, lane) >> 4
                            else DPState.DEACTIVATED)

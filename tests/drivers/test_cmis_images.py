@@ -26,7 +26,7 @@ IMAGES = image_names()
 # hot reconfiguration is allowed, SONiC's step-by-step DPDeinit -> ApplyDPInit -> release otherwise)
 EXPECTED = {"osfp8-both": ("ApplyImmediate", False), "qsfpdd8-hot": ("ApplyImmediate", False),
             "qsfpdd8-stepped": ("ApplyDPInit", True), "qsfp4-regular": ("ApplyDPInit", True),
-            "osfp8-nodiag": ("ApplyImmediate", False)}
+            "osfp8-nodiag": ("ApplyImmediate", False), "osfp8-1600g": ("ApplyImmediate", False)}
 
 
 def make(image: str, **kw) -> tuple[EmulatedModule, CmisDriver]:

@@ -45,8 +45,10 @@ def test_application_advertisement_matches_the_lane_count(image):
     host_if, media_if, counts, assign = emu.peek(0, 86, 4)
     assert emu.peek(0, 85)[0] == 2  # MediaType: single-mode fibre (sff8024 MODULE_MEDIA_TYPE 2)
     assert counts == emu.lanes << 4 | emu.lanes and assign == 0x01
-    # SFF-8024: 81 800GAUI-8 S C2M + 86 800GBASE-DR8 on 8 lanes; 79 400GAUI-4-S + 28 400GBASE-DR4 on 4
-    assert (host_if, media_if) == ({8: (81, 86), 4: (79, 28)}[emu.lanes])
+    # SFF-8024: 81 800GAUI-8 S C2M + 86 800GBASE-DR8 on 8 lanes; 79 400GAUI-4-S + 28 400GBASE-DR4 on 4;
+    # the 200G-per-lane image: 131 1.6TAUI-8 + 127 1.6TBASE-DR8 on 8
+    want = (131, 127) if image == "osfp8-1600g" else {8: (81, 86), 4: (79, 28)}[emu.lanes]
+    assert (host_if, media_if) == want
     assert emu.peek(1, 176)[0] == 0x01  # media lane assignment: a data path may start on media lane 1
     assert emu.peek(1, 155)[0] >> 1 & 1  # Tx disable advertised
     assert emu.peek(0, 200)[0] >> 5 >= 1 and emu.peek(0, 201)[0] > 0  # a power class above 1, max power

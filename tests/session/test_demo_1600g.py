@@ -1,0 +1,20 @@
+"""``eqtune demo --module osfp-1.6t``: a 200G lane (106.25 GBd PAM4) of the emulated 1.6T OSFP module
+tuned end to end over the 224G library channel (journal, profile and report written)."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from eqtune.cli import main
+from eqtune.session.live import load_session
+
+
+def test_demo_tunes_a_200g_lane_of_the_1600g_module(tmp_path):
+    r = CliRunner().invoke(main, ["demo", "--module", "osfp-1.6t", "--sessions", str(tmp_path), "--quiet",
+                                  "--budget", "8", "--seed", "5"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "c2m-224g-6in on emulated 1.6T (8x200G, 106.25 GBd) module" in r.output
+    sid = next(p.name for p in tmp_path.iterdir() if p.is_dir())
+    view = load_session(sid, str(tmp_path))
+    assert "image=osfp8-1600g" in view.config.module and view.config.channel == "c2m-224g-6in"
+    assert (tmp_path / sid / "profile.json").is_file() and (tmp_path / sid / "report.html").is_file()
