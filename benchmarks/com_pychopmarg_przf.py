@@ -6,9 +6,8 @@ files' 10 MHz), port order 1-2/3-4, the EQ pinned on both sides (eqtune's FOM ch
 eqtune's side the settings PyChOpMarg has: MATLAB COM's TX noise (``tx_noise="cursor"``, PyChOpMarg's
 ``varTx = vic_curs_val**2 * 10**(-SNR_TX/10)``) and no floating DFE taps (``floating_taps=False``).
 
-Diagnostics for the residual (``--diag``): eqtune with the exact cursor count raised from 16 to 64
-(``k_exact``), and with its Gaussian tail replaced by more exact cursors, so that the cause of a difference
-can be named. Needs ``pychopmarg==3.4.0`` (the ``bench`` extra). Run::
+Diagnostics for the residual (``--diag``): eqtune with the exact cursor count raised from 16 to 64 and 256
+(``k_exact``; the rest of the ISI is Gaussian), so that this cause of a difference can be ruled in or out. Needs ``pychopmarg==3.4.0`` (the ``bench`` extra). Run::
 
     nice -n 10 python benchmarks/com_pychopmarg_przf.py [--sets gore_c2c_12db,tracy_dpo_4in,...] [--diag]
 
@@ -36,6 +35,7 @@ SETS = {
     ("tracy_dpo_10in", "c2c"): None,
     ("tracy_dpo_4in", "kr"): None,
     ("tracy_dpo_10in", "kr"): None,
+    ("tracy_dpo_12in", "kr"): None,
 }
 
 
