@@ -105,14 +105,19 @@ def com(channel: str, profile: str | None, fext: tuple[str, ...], nxt: tuple[str
 
 def format_report(rep: Any) -> list[str]:
     """The report as MATLAB COM users read it (text lines)."""
+    from eqtune.eye.points import DERIVED_KEYS
+    from eqtune.serdes.knobs import CTLE_KNOBS, TX_TAP_OFFSETS
+
     ag = rep.aggressors
     lines = [f"{rep.channel}  profile {rep.profile}  ({ag['FEXT']} FEXT, {ag['NEXT']} NEXT)",
              f"IL @ Nyquist {rep.il_db_nyquist:.2f} dB (thru)   ILD rms {rep.ild_rms_db:.3f} dB"
              + (f"   ICN {rep.icn_mv:.3f} mV" if rep.icn_mv is not None else "")]
     for c in rep.cases:
         eq = c.eq
-        taps = ", ".join(f"{eq[k]:g}" for k in ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c0", "tx_c1", "tx_c2") if k in eq)
-        ctle = ", ".join(f"{eq[k]:g}" for k in ("ctle_gdc", "ctle_gdc2") if k in eq)
+        order = sorted((k for k in TX_TAP_OFFSETS if k in eq), key=lambda k: TX_TAP_OFFSETS[k])
+        pre = [k for k in order if TX_TAP_OFFSETS[k] < 0]
+        taps = ", ".join(f"{eq[k]:g}" for k in [*pre, *DERIVED_KEYS, *order[len(pre):]] if k in eq)
+        ctle = ", ".join(f"{eq[k]:g}" for k in CTLE_KNOBS if k in eq)
         lines += [
             f"package case {c.package_case}: COM {c.com_db:.3f} dB   FOM {c.fom_db:.3f} dB   IL with packages "
             f"{c.il_db_nyquist_with_packages:.2f} dB   ({c.points_searched} points, {c.search_s:.1f} s)",
