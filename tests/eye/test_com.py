@@ -119,3 +119,28 @@ def test_cli_com_refuses_a_glob_matching_nothing(gore_c2c_file, tmp_path):
     r = CliRunner().invoke(main, ["com", str(gore_c2c_file), "--profile", "ieee-3ck-c2c",
                                   "--fext", str(tmp_path / "*_FEXT*.s4p")])
     assert r.exit_code == 2 and "no such file" in r.output and "Traceback" not in r.output
+
+
+def test_cli_com_refuses_a_set_whose_aggressor_pairs_differently_unless_named(shared_dir, tmp_path):
+    import skrf
+
+    from eqtune.channel.touchstone import read_network
+    from eqtune.cli import main
+
+    d = shared_dir / "channels-ieee" / "tracy_3ck_02_0119_DPO_4in"
+    src = d / "DPO_4in_Meg7_FENG89.s4p"
+    net = read_network(src)
+    sw = [0, 2, 1, 3]  # the same file exported 1-3/2-4
+    dst = tmp_path / "fext_13_24.s4p"
+    skrf.Network(frequency=net.frequency, s=net.s[:, sw][:, :, sw], z0=net.z0[:, sw]).write_touchstone(
+        str(dst.with_suffix("")), form="ri")
+    thru = str(d / "DPO_4in_Meg7_THRU.s4p")
+    r = CliRunner().invoke(main, ["com", thru, "--fext", str(dst), "--profile", "ieee-3ck-c2c", "--case", "1", "-q"])
+    assert r.exit_code == 2 and "pair as 1-3/2-4 but the thru's as 1-2/3-4" in r.output
+    assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+    ok = CliRunner().invoke(main, ["com", thru, "--fext", str(dst), "--profile", "ieee-3ck-c2c", "--case", "1",
+                                   "-q", "--json", "--aggressor-port-order", "1-3/2-4"])
+    assert ok.exit_code == 0, ok.output
+    ref = CliRunner().invoke(main, ["com", thru, "--fext", str(src), "--profile", "ieee-3ck-c2c", "--case", "1",
+                                    "-q", "--json"])
+    assert json.loads(ok.output)["com_db"] == pytest.approx(json.loads(ref.output)["com_db"], abs=1e-6)
