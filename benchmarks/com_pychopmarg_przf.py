@@ -61,6 +61,14 @@ def eqtune_side(set_name: str, profile: str, eq: list[float] | None, fstep_ghz: 
                        "sigma_XT": t["sigma_xt"], "sigma_J_rj": eng.noise_sigma_v(pt).sigma_rj_v},
            "dfe_taps": r.dfe_taps, "n_post": eng.n_post, "phase_ui": r.sample_phase_ui}
     if diag:
+        # PyChOpMarg's own Mueller-Muller search (utility.probability.loc_curs) on eqtune's pulse: does it pick
+        # eqtune's cursor sample? (if so, a phase difference comes from the pulses, not from the search)
+        from pychopmarg.utility.probability import loc_curs
+
+        pr = eng.pulse_response(pt)
+        dfe = eng.profile.rx.dfe
+        out["loc_curs_on_eqtune_pulse_equals_eqtune_cursor"] = bool(
+            loc_curs(pr.pulse_v, pr.samples_per_ui, np.array(dfe.b_max), np.array(dfe.b_min)) == pr.cursor_index)
         for k in (64, 256):
             e2 = EyeEngine(ch, prof, direction="serdes", package_case=1, tx_noise="cursor", floating_taps=False,
                            k_exact=k)
