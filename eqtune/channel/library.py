@@ -54,7 +54,7 @@ import numpy as np
 
 from eqtune.channel import elements
 from eqtune.channel.grid import DEFAULT_DF_HZ, default_grid, resample
-from eqtune.channel.mixedmode import impulse_peak_delay_s, normalize_port_order
+from eqtune.channel.mixedmode import check_set_agrees, impulse_peak_delay_s, normalize_port_order
 from eqtune.channel.model import Aggressor, Channel, Modulation
 from eqtune.channel.package import com_package_sparams
 from eqtune.channel.touchstone import load_sdd
@@ -341,6 +341,8 @@ def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, sour
             # (with a warning); the strongest LF transmission is the wrong rule here (issue 16)
             d = load_sdd(fp, port_order=a.get("port_order"), lane=lane, ports=_ports(where, path, a.get("ports")),
                          fallback_order=first_order[0] or "1-2/3-4", crosstalk=True, thru_delay_s=thru_delay)
+            if d.port_order_detected:  # an explicit port_order on the aggressor overrides the check
+                check_set_agrees(first_order[0], d.port_order, w)
             amp = a.get("amplitude_v")
             xs = resample(d.freqs_hz, d.s[:, 1:2, 0:1], grid)[:, 0, 0]
             aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind="FEXT" if kind == "FEXT" else "NEXT", sdd21=xs, amplitude_v=amp))

@@ -17,6 +17,7 @@ import click
 _COMMANDS: dict[str, tuple[str, str]] = {
     "channel": ("eqtune.cli.channel_cmd:channel", "Channel library: list, show."),
     "eye": ("eqtune.cli.eye_cmd:eye", "Statistical eye and margins of a channel at given EQ."),
+    "com": ("eqtune.cli.com_cmd:com", "COM as the standard computes it (FOM search, both package cases)."),
     "tune": ("eqtune.cli.tune_cmd:tune", "Tune equalization codes (simulation or live)."),
     "drivers": ("eqtune.cli.drivers_cmd:drivers", "Instrument driver definitions: list, scan."),
     "module": ("eqtune.cli.module_cmd:module", "CMIS module: show identity/EQ, set codes."),

@@ -57,14 +57,20 @@ def list_cmd(as_json: bool) -> None:
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Write IL/RL and pulse response PNG.")
 @click.option("--temperature", type=FiniteFloat(min=-100.0, max=300.0),
               help="Trace temperature in C (parametric segments).")
-@click.option("--port-order", type=click.Choice(["auto", "1-2/3-4", "1-3/2-4"]), default="auto",
-              show_default=True, help="4-port Touchstone port order (legs 1->2,3->4 or 1->3,2->4).")
+@click.option("--port-order", default="auto", show_default=True, metavar="auto|1-2/3-4|1-3/2-4|a-b/c-d",
+              help="4-port Touchstone port order (legs 1->2,3->4; 1->3,2->4; or any a->b = TX+ -> RX+, c->d).")
 @click.option("--no-aggressors", is_flag=True, help="Ignore crosstalk aggressors.")
+@click.option("--role", type=click.Choice(["thru", "fext", "next"]), default="thru", show_default=True,
+              help="What a bare .s4p is: a thru, or a FEXT/NEXT aggressor file (its pairs are detected as an "
+                   "aggressor's, and its coupling is reported).")
 def show_cmd(channel_name: str, as_json: bool, plot_file: str | None, temperature: float | None,
-             port_order: str, no_aggressors: bool) -> None:
+             port_order: str, no_aggressors: bool, role: str = "thru") -> None:
     """IL at Nyquist, RL, ILD, ICN, port order and delay of CHANNEL (library name, .toml or .sNp)."""
     from eqtune.channel.metrics import summary
 
+    if role != "thru":
+        _show_aggressor(channel_name, role.upper(), None if port_order == "auto" else port_order, as_json)
+        return
     ch = _load(channel_name, temperature_c=temperature, aggressors=not no_aggressors,
                port_order=None if port_order == "auto" else port_order)
     fig = summary(ch)
@@ -87,7 +93,9 @@ def show_cmd(channel_name: str, as_json: bool, plot_file: str | None, temperatur
     if "icn_mv" in fig:
         click.echo(f"ICN           {fmt(fig['icn_mv'], ' mV')} ({len(fig['aggressors'])} aggressors)")
     order = fig["port_order"] or "n/a (2-port / parametric)"
-    how = "detected" if fig["port_order_detected"] else ("given" if fig["port_order"] else "")
+    how = "detected" if fig["port_order_detected"] else (
+        ("given" if port_order != "auto" or channel_name.lower().endswith(".toml") else "assumed")
+        if fig["port_order"] else "")
     click.echo(f"port order    {order} {how}".rstrip())
     click.echo(f"delay         {fmt(fig['delay_ns'], ' ns')}")
     if ch.temperature_c is not None:
@@ -138,3 +146,44 @@ def _plot(ch, path: str) -> None:
         raise InputError(f"{path}: cannot write the plot ({exc.strerror}); choose a writable path") from None
     finally:
         plt.close(fig)
+
+
+def _show_aggressor(path: str, kind: str, port_order: str | None, as_json: bool) -> None:
+    """``channel show FILE --role fext|next``: the aggressor file's port order as an aggressor is read (its
+    two pairs), the evidence, and its coupling at 1 GHz and Nyquist."""
+    import numpy as np
+
+    from eqtune.channel.mixedmode import detect_crosstalk_port_order
+    from eqtune.channel.touchstone import load_sdd, read_network
+    from eqtune.errors import InputError
+
+    if not path.lower().endswith(".s4p"):
+        raise InputError(f"--role {kind.lower()} needs a 4-port Touchstone file (.s4p), got {path!r}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        d = load_sdd(path, port_order=port_order, crosstalk=True)
+    for w in caught:
+        if issubclass(w.category, UserWarning):
+            click.echo(f"eqtune: warning: {w.message}", err=True)
+    net = read_network(path)
+    _, info = detect_crosstalk_port_order(np.asarray(net.f), np.asarray(net.s))
+    f = d.freqs_hz
+    x = d.s[:, 1, 0]
+
+    def at(fz: float) -> float:
+        return float(20 * np.log10(max(abs(x[int(np.argmin(np.abs(f - fz)))]), 1e-300)))
+
+    fig = {"file": path, "role": kind, "port_order": d.port_order, "port_order_detected": d.port_order_detected,
+           "pair_coupling_ratio": float(info["pair_coupling_ratio"]),
+           "coupling_db_1ghz": at(1e9), "coupling_db_26g5625": at(26.5625e9),
+           "coupling_peak_db": float(20 * np.log10(max(float(np.abs(x).max()), 1e-300)))}
+    if as_json:
+        echo_json(fig)
+        return
+    how = "detected" if d.port_order_detected else "given"
+    click.echo(f"{kind} aggressor  {path}")
+    click.echo(f"port order    {d.port_order} {how} (in-pair coupling {fig['pair_coupling_ratio']:.1f}x the next "
+               "pairing's)")
+    click.echo(f"coupling      {fig['coupling_db_1ghz']:.1f} dB @ 1 GHz, {fig['coupling_db_26g5625']:.1f} dB @ "
+               f"26.5625 GHz, peak {fig['coupling_peak_db']:.1f} dB")
+

@@ -52,12 +52,13 @@ from eqtune.channel.library import load_channel
 from eqtune.channel.model import Channel
 from eqtune.errors import EqRangeError, InputError
 from eqtune.eye.detail import Bathtubs, Contour, Density, PointDetail
+from eqtune.eye.fom import FomStage
 from eqtune.eye.points import DERIVED_KEYS as DERIVED_KEYS  # re-exported
 from eqtune.eye.points import KNOWN_KNOBS as KNOWN_KNOBS  # re-exported
 from eqtune.eye.points import PointParser
 from eqtune.eye.prepare import LinkPreparation
 from eqtune.eye.result import BatchResult, EyeResult
-from eqtune.eye.stages import EyeRun, EyeStages
+from eqtune.eye.stages import EyeRun
 from eqtune.eye.state import Sampling
 from eqtune.eye.stateye import symbol_levels, symbol_variance
 from eqtune.serdes.knobs import (
@@ -81,6 +82,13 @@ from eqtune.serdes.knobs import TX_FFE_KNOBS as HOST_TX_KNOBS
 from eqtune.serdes.profile import SerdesProfile, load_profile
 
 SAMPLINGS = ("mm", "best")  # Mueller-Muller (93A.1.6, 93A-25/26) or the phase with the best approximate eye
+#: TX noise forms (93A-30). "cursor": sigma_TX^2 = h(0)^2 10^(-SNR_TX/10) at the sampling phase, as MATLAB COM
+#: 3.70 applies it (optimize_fom and the COM noise: sigma_TX = (L-1) A_s / R_LM 10^(-SNR_TX/20), i.e. the cursor
+#: h(0) = (L-1) A_s / R_LM) and as PyChOpMarg 3.4.0's PRZF path does (com.py, ``varTx = vic_curs_val**2 *
+#: pow(10, -SNR_TX / 10)``); the default of COM mode. "spectrum": sigma_X^2 10^(-SNR_TX/10) sum_n h(n)^2 (the
+#: variance of the 178A-17 TX-noise spectrum on the equalized pulse), eqtune's form before; the default of the
+#: module/host directions.
+TX_NOISE_FORMS = ("cursor", "spectrum")
 
 
 class PulseResponse(NamedTuple):
@@ -112,17 +120,21 @@ class NoiseBudget:
     levels: tuple[float, ...]
 
 
-class EyeEngine(LinkPreparation, PointParser, EyeStages):
+class EyeEngine(LinkPreparation, PointParser, FomStage):  # FomStage extends EyeStages
     """Statistical eye of one channel in one link direction with one SerDes profile.
 
     ``direction``: ``"host_rx"`` (module Rx-output driver -> channel -> host CTLE+DFE; the CTLE adapts
     unless ``ctle_*`` are in the point), ``"module_rx"`` (host TX FFE -> channel -> module Tx-input
     peaking EQ ``tx_eq``), ``"serdes"`` (host TX FFE -> packages + channel -> host RX, COM style).
+    ``tx_noise``: the 93A-30 form (``TX_NOISE_FORMS``; default "cursor" = MATLAB COM's in the serdes
+    direction, "spectrum" elsewhere). ``floating_taps=False`` drops the profile's floating DFE taps (for a
+    comparison with a tool that has none).
     """
 
     def __init__(self, channel: Channel | str, profile: str | SerdesProfile | None = None, *,
                  direction: str = "host_rx", ber: float = 1e-6, samples_per_ui: int = 32,
-                 k_exact: int = 16, package_case: int | None = None, sampling: str | None = None) -> None:
+                 k_exact: int = 16, package_case: int | None = None, sampling: str | None = None,
+                 tx_noise: str | None = None, floating_taps: bool = True) -> None:
         if not is_direction(direction):
             raise InputError(f"direction {direction!r} is unknown: use one of {', '.join(DIRECTIONS)}")
         if sampling is None:
@@ -130,6 +142,12 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         if sampling not in SAMPLINGS:
             raise InputError(f"sampling {sampling!r} is unknown: use 'mm' (Mueller-Muller, the COM standard's "
                              "phase) or 'best' (the phase with the best eye, for receivers that search it)")
+        if tx_noise is None:
+            tx_noise = "cursor" if direction == "serdes" else "spectrum"
+        if tx_noise not in TX_NOISE_FORMS:
+            raise InputError(f"tx_noise {tx_noise!r} is unknown: use 'cursor' (MATLAB COM's 93A-30, h(0)^2 "
+                             "10^(-SNR_TX/10)) or 'spectrum' (sigma_X^2 10^(-SNR_TX/10) sum h(n)^2)")
+        self.tx_noise = tx_noise
         # COM mode (the serdes direction): COM at DER_0, per-cursor dual-Dirac jitter (93A.1.7)
         self.sampling = cast(Sampling, sampling)  # checked against SAMPLINGS just above
         self.com_mode = direction == "serdes"
@@ -170,7 +188,7 @@ class EyeEngine(LinkPreparation, PointParser, EyeStages):
         self._b_min = np.asarray(dfe.b_min if dfe else (), dtype=float)
         self._b_max = np.asarray(dfe.b_max if dfe else (), dtype=float)
         self._float = (dfe.float_groups, dfe.float_taps_per_group, dfe.float_span_ui, dfe.float_b_max) \
-            if dfe and dfe.float_groups else None
+            if dfe and dfe.float_groups and floating_taps else None
         self._prepare()
 
     # ------------------------------------------------------------------ knobs

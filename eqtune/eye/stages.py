@@ -193,7 +193,8 @@ class EyeStages(EngineState):
         big = -np.sort(-np.abs(near), axis=-1)[..., :N_PEAK]
         pd = np.sum(big, axis=-1) * float(np.max(np.abs(self.levels)))
         rest2 = np.maximum(isi2 - np.sum(big**2, axis=-1), 0.0)
-        tx2 = sx2 * 10 ** (-self._tx.snr_db / 10.0) * tot2  # 93A-30
+        # 93A-30: MATLAB COM's form on the cursor, or the spectrum's variance (engine ``tx_noise``)
+        tx2 = 10 ** (-self._tx.snr_db / 10.0) * (h0**2 if self.tx_noise == "cursor" else sx2 * tot2)
         rj2 = sx2 * nz.sigma_rj_ui**2 * hj2  # 93A-31/32 (Gaussian part)
         add = nz.a_dd_ui * math.sqrt(sx2) * np.sqrt(hj2)  # dual-Dirac amplitude
         g2 = tx2 + rj2 + rx2  # + 93A-35 RX noise

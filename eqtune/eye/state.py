@@ -72,6 +72,7 @@ class EngineState:
     spacing: FloatArray
     package_case: int
     der0: float
+    tx_noise: str
     _knobs: Mapping[str, Knob]
     _tx: TxSide
     _rx: RxSide

@@ -567,8 +567,9 @@ def simulate_point(engine: EyeEngine, point: dict[str, float] | None = None, *, 
                    pattern: str | None = None, seed: int = 0) -> TimeDomainResult:
     """The simulator on an ``EyeEngine``'s own inputs for ``point`` (public engine API only).
 
-    Uses ``engine.pulse_response(point)`` (equalized pulse, sampling instant), the DFE taps and cursor of
-    ``engine.evaluate(point)`` (normalized taps x cursor = volts), and ``engine.noise_sigma_v(point)``:
+    Uses ``engine.pulse_response(point)`` (equalized pulse, sampling instant), the DFE feedback the engine
+    adapted there (``engine.point_detail(point).fixed``: the fixed taps and, with a KR-style receiver, the
+    floating tap groups it placed, in volts, held for every symbol), and ``engine.noise_sigma_v(point)``:
     Gaussian noise sqrt(sigma_tx^2 + sigma_rx^2) (93A-30, 93A-35), jitter applied here from sigma_RJ and
     A_DD in UI. Crosstalk is not simulated (no aggressor sources). EH is read at the engine's phase.
     """
@@ -580,7 +581,9 @@ def simulate_point(engine: EyeEngine, point: dict[str, float] | None = None, *, 
     rlm = float(lv[-2] * (n - 1) / (n - 3)) if n > 2 else 1.0  # inner level = R_LM (n-3)/(n-1)
     mod: Modulation = {2: "NRZ", 4: "PAM4", 6: "PAM6"}[n]  # type: ignore[assignment]  # literal values
     h0 = r.cursor_mv / 1e3
+    fixed = engine.point_detail(point, ber=ber_target).fixed  # fixed + floating feedback (V), as adapted
+    taps_v = np.asarray(fixed, dtype=float) if fixed is not None else np.asarray(r.dfe_taps, dtype=float) * h0
     return simulate(pr.pulse_v, pr.samples_per_ui, cursor_index=pr.cursor_index, modulation=mod, rlm=rlm,
-                    pattern=pattern, n_symbols=n_symbols, dfe_taps_v=np.asarray(r.dfe_taps, dtype=float) * h0,
+                    pattern=pattern, n_symbols=n_symbols, dfe_taps_v=taps_v,
                     sigma_noise_v=float(np.hypot(nb.sigma_tx_v, nb.sigma_rx_v)), a_dd_ui=nb.a_dd_ui,
                     sigma_rj_ui=nb.sigma_rj_ui, jitter=jitter, ber_target=ber_target, phase=0, seed=seed)

@@ -9,6 +9,7 @@ sank COM from about +4.9 dB to -33 dB before the fix (eqtune issue 16).
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from pathlib import Path
 
@@ -16,8 +17,15 @@ import numpy as np
 import pytest
 
 from eqtune.channel import load_channel
-from eqtune.channel.mixedmode import PORT_ORDERS, detect_crosstalk_port_order, sdd_from_se
+from eqtune.channel.mixedmode import (
+    PORT_ORDERS,
+    crosstalk_order_by_delay,
+    detect_crosstalk_port_order,
+    detect_thru_port_order,
+    sdd_from_se,
+)
 from eqtune.channel.touchstone import load_sdd, read_network
+from eqtune.errors import ChannelError
 
 SETS = ["tracy_3ck_02_0119_DPO_4in", "tracy_3ck_02_0119_DPO_10in", "tracy_3ck_02_0119_DPO_12in",
         "gore_3ck_02_0519_C2C_12dB", "pychopmarg_example2"]
@@ -61,23 +69,40 @@ def test_thru_and_aggressor_order_detected_in_both_conventions(shared_dir, tmp_p
     assert np.allclose(d2.s, d.s, atol=1e-9)
     if not aggs:
         return
-    # a channel TOML with the aggressors: every other one swapped (mixed conventions in one set), and the
-    # thru in the other convention in a second definition
-    swapped = {p.name: _write_swapped(p, tmp_path / p.name) for p in aggs[::2]}
-    rows = []
-    for p in aggs:
-        f = swapped.get(p.name, p)
-        rows.append(f'[[aggressors]]\nname = "{p.stem}"\nkind = "{_kind(p)}"\nfile = "{f}"\n')
-    for thru_file, tag in ((thru, "given"), (sw, "swapped")):
-        toml = tmp_path / f"{name}-{tag}.toml"
-        toml.write_text(f'serdes_profile = "ieee-3ck-c2c"\n[[segments]]\ntype = "touchstone"\nfile = "{thru_file}"\n\n'
-                        + "\n".join(rows))
+    # a channel TOML with the aggressors in the thru's convention (given / swapped): every file detected and
+    # read alike; a set that mixes conventions is refused in one line unless port_order names the odd ones
+    swapped = {p.name: _write_swapped(p, tmp_path / p.name) for p in aggs}
+
+    def rows(use_swapped, explicit=()):
+        out = []
+        for p in aggs:
+            f = swapped[p.name] if use_swapped(p) else p
+            extra = f'port_order = "{"1-3/2-4" if use_swapped(p) else "1-2/3-4"}"\n' if p.name in explicit else ""
+            out.append(f'[[aggressors]]\nname = "{p.stem}"\nkind = "{_kind(p)}"\nfile = "{f}"\n{extra}')
+        return "\n".join(out)
+
+    def toml(thru_file, body, tag):
+        t = tmp_path / f"{name}-{tag}.toml"
+        t.write_text(f'serdes_profile = "ieee-3ck-c2c"\n[[segments]]\ntype = "touchstone"\nfile = "{thru_file}"\n\n'
+                     + body)
+        return t
+
+    for thru_file, tag, conv in ((thru, "given", "1-2/3-4"), (sw, "swapped", "1-3/2-4")):
         with warnings.catch_warnings():
             warnings.simplefilter("error", UserWarning)  # no ambiguity warning on these files
-            ch = load_channel(toml)
+            ch = load_channel(toml(thru_file, rows(lambda p, t=tag: t == "swapped"), tag))
         got = {r["name"]: (r["port_order"], r["detected"]) for r in ch.meta["aggressor_port_orders"]}
-        want = {p.stem: ("1-3/2-4" if p.name in swapped else "1-2/3-4", True) for p in aggs}
-        assert got == want
+        assert got == {p.stem: (conv, True) for p in aggs}
+    odd = {p.name for p in aggs[::2]}
+    with pytest.raises(ChannelError, match=r"pair as 1-3/2-4 but the thru's as 1-2/3-4.*set port_order"):
+        load_channel(toml(thru, rows(lambda p: p.name in odd), "mixed"))
+    ch = load_channel(toml(thru, rows(lambda p: p.name in odd, explicit=odd), "mixed-named"))
+    assert {r["name"]: r["port_order"] for r in ch.meta["aggressor_port_orders"]} == \
+        {p.stem: "1-3/2-4" if p.name in odd else "1-2/3-4" for p in aggs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for tag in ("given", "swapped"):
+            ch = load_channel(tmp_path / f"{name}-{tag}.toml")
         # the coupling read through either file is the same, and it is crosstalk-sized (< -30 dB at 1 GHz
         # and at Nyquist), not the -20..-26 dB in-pair coupling a wrong order gives
         for ag in ch.aggressors:
@@ -117,5 +142,87 @@ def test_crosstalk_delay_rule_scales_with_the_thru():
     s[:, 2, 0] = s[:, 0, 2] = s[:, 3, 1] = s[:, 1, 3] = 0.02 * np.exp(-2j * np.pi * f * 0.1e-9)
     sdd = {o: sdd_from_se(s, p)[:, 1, 0] for o, p in PORT_ORDERS.items()}
     assert np.abs(sdd["1-3/2-4"]).max() > np.abs(sdd["1-2/3-4"]).max()  # the LF rule would pick 1-3/2-4
-    assert detect_crosstalk_port_order(f, s, thru_delay_s=0.5e-9)[0] == "1-2/3-4"
-    assert detect_crosstalk_port_order(f, s, thru_delay_s=4e-9)[0] is None
+    assert crosstalk_order_by_delay(f, s, thru_delay_s=0.5e-9)[0] == "1-2/3-4"
+    assert crosstalk_order_by_delay(f, s, thru_delay_s=4e-9)[0] is None
+    # the in-pair coupling (S31, S42: 0.02, twice S21, S43) decides the pairs whatever the thru's delay
+    assert detect_crosstalk_port_order(f, s, thru_delay_s=4e-9)[0] == "1-2/3-4"
+
+
+PERMS = list(itertools.permutations(range(4)))
+
+
+def _files(shared_dir: Path) -> list[Path]:
+    files = [p for n in SETS for p in sorted((shared_dir / "channels-ieee" / n).glob("*.s4p"))]
+    if not files:
+        pytest.skip("no shared channel files")
+    return files
+
+
+def test_every_renumbered_reversed_and_pn_swapped_copy_is_read_right(shared_dir):
+    """All 24 numberings of the four ports of every shared thru and aggressor file (renumbered, reversed,
+    P/N swapped at one or both ends): the thru's SDD21 and its reflections (SDD11/SDD22, swapped for a
+    reversed copy) are read as from the original; an aggressor's coupling |SDD21| likewise. Nothing here is
+    refused: a refusal would be allowed, a different reading is not."""
+    for p in _files(shared_dir):
+        net = read_network(p)
+        f, s0 = np.asarray(net.f), np.asarray(net.s)
+        ref = sdd_from_se(s0, PORT_ORDERS["1-2/3-4"])
+        scale = float(np.abs(ref).max())
+        thru = "thru" in p.stem.lower()
+        for perm in PERMS:
+            s = s0[:, perm][:, :, perm]  # new port k = old port perm[k]
+            if thru:
+                order = detect_thru_port_order(f, s).order
+            else:
+                order = detect_crosstalk_port_order(f, s)[0]
+            assert order is not None, (p.name, perm)
+            got = sdd_from_se(s, PORT_ORDERS[order])
+            tol = 1e-6 * scale  # the files are reciprocal to ~1e-7: SDD12 of a reversed copy = SDD21
+            if thru:
+                same = np.abs(got[:, 1, 0] - ref[:, 1, 0]).max() < tol
+                refl = (np.abs(got[:, 0, 0] - ref[:, 0, 0]).max() < tol and np.abs(got[:, 1, 1] - ref[:, 1, 1]).max() < tol) \
+                    or (np.abs(got[:, 0, 0] - ref[:, 1, 1]).max() < tol and np.abs(got[:, 1, 1] - ref[:, 0, 0]).max() < tol)
+                assert same and refl, (p.name, perm, order)
+                assert got[0, 1, 0].real > 0.5  # DC gain +1, never the -1 of a P/N swap
+            else:
+                assert np.abs(np.abs(got[:, 1, 0]) - np.abs(ref[:, 1, 0])).max() < tol, (p.name, perm, order)
+
+
+def test_a_pn_swapped_thru_is_read_right_or_refused_when_forced(shared_dir, tmp_path):
+    """RX P/N swapped (ports 2 <-> 4): detected as 1-4/3-2 with IL and DC gain of the original; forcing the
+    file's nominal 1-2/3-4 is refused in one line (SDD21 = -1 at DC), not read as a -1 gain channel."""
+    import skrf
+
+    thru, _ = _set_files(shared_dir, "tracy_3ck_02_0119_DPO_10in")
+    net = read_network(thru)
+    perm = [0, 3, 2, 1]
+    dst = tmp_path / "pn.s4p"
+    skrf.Network(frequency=net.frequency, s=net.s[:, perm][:, :, perm], z0=net.z0[:, perm]).write_touchstone(
+        str(dst.with_suffix("")), form="ri")
+    d = load_sdd(dst, cache=False)
+    ref = load_sdd(thru, cache=False)
+    assert (d.port_order, d.port_order_detected) == ("1-4/3-2", True)
+    assert np.allclose(d.s, ref.s, atol=1e-9)
+    with pytest.raises(ChannelError, match=r"SDD21 = -[01]\.\d+ at DC.*1-4/3-2"):
+        load_sdd(dst, port_order="1-2/3-4", cache=False)
+
+
+
+def test_channel_show_role_reads_a_bare_aggressor_file_as_one(shared_dir):
+    import json
+
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    d = shared_dir / "channels-ieee" / "tracy_3ck_02_0119_DPO_4in"
+    if not d.is_dir():
+        pytest.skip(f"{d} not found")
+    f = str(d / "DPO_4in_Meg7_NENF89.s4p")
+    r = CliRunner().invoke(main, ["channel", "show", f, "--role", "next", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["port_order"] == "1-2/3-4" and out["port_order_detected"] and out["pair_coupling_ratio"] > 10
+    assert out["coupling_db_26g5625"] < -40  # crosstalk-sized, not the in-pair coupling of a wrong reading
+    r = CliRunner().invoke(main, ["channel", "show", f])  # as a thru: the user is told it looks like crosstalk
+    assert "a crosstalk file?" in r.output and "assumed" in r.output

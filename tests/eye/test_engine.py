@@ -67,9 +67,15 @@ def test_lossless_noise_free_eye_is_fully_open(modulation, levels):
 
 
 def test_lossless_with_noise_matches_gaussian_formula():
-    sigma_v = 0.004  # TX noise only: sigma_TX^2 = sigma_X^2 10^(-SNR/10) A^2 (93A-30) on an ideal channel
-    snr_db = 20 * math.log10(0.4 * math.sqrt(5 / 9) / sigma_v)
+    # TX noise only, on an ideal channel: in COM mode sigma_TX = h(0) 10^(-SNR/20) = A 10^(-SNR/20) (93A-30 as
+    # MATLAB COM applies it); with tx_noise="spectrum" sigma_TX^2 = sigma_X^2 10^(-SNR/10) A^2
+    sigma_v = 0.004
+    spectrum = EyeEngine(_lossless(), _ideal_profile(snr_tx_db=20 * math.log10(0.4 * math.sqrt(5 / 9) / sigma_v)),
+                         direction="serdes", tx_noise="spectrum")
+    assert spectrum.noise_sigma_v({}).sigma_tx_v == pytest.approx(sigma_v, rel=1e-6)
+    snr_db = 20 * math.log10(0.4 / sigma_v)
     eng = EyeEngine(_lossless(), _ideal_profile(snr_tx_db=snr_db), direction="serdes")
+    assert eng.noise_sigma_v({}).sigma_tx_v == pytest.approx(sigma_v, rel=1e-6)
     r = eng.evaluate({}, ber=1e-6)
     from scipy.stats import norm
 

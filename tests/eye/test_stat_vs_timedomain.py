@@ -105,3 +105,31 @@ def test_counted_ser_matches_the_stat_eye_estimate():
     # the closed eyes agree too (negative EH, same 5 % of the level spacing criterion)
     spacing_mv = (2 / 3) * r.cursor_mv
     assert np.all(np.abs(tdm - stat) < TOL * spacing_mv)
+
+
+def test_simulator_runs_with_the_floating_taps_the_engine_chose(shared_dir):
+    """KR receiver (12 fixed + 3 floating groups of 3 taps within 40 UI) on the 10 in 802.3ck backplane thru:
+    the simulator gets the engine's feedback (fixed and floating, ``point_detail().fixed``) and its eye height
+    at BER 1e-3 matches the statistical eye within 5 %; dropping the floating groups (what the simulator
+    did before) changes the simulated eye, so the check covers them."""
+    from eqtune.channel import load_channel
+
+    p = shared_dir / "channels-ieee" / "tracy_3ck_02_0119_DPO_10in" / "DPO_10in_Meg7_THRU.s4p"
+    if not p.exists():
+        pytest.skip(f"{p} not found")
+    ch = load_channel(str(p))
+    pt = {"tx_cm3": -0.02, "tx_cm2": 0.06, "tx_cm1": -0.24, "tx_c1": -0.1, "ctle_gdc": -11.0, "ctle_gdc2": -3.0}
+    eh, sim, r, s = _compare(ch, "ieee-3ck-kr", "serdes", pt)
+    eng = engine_mod.EyeEngine(ch, "ieee-3ck-kr", direction="serdes", ber=BER)
+    fixed = eng.point_detail(pt, ber=BER).fixed
+    nb = len(eng.profile.rx.dfe.b_max)
+    assert fixed is not None and len(fixed) == 40 and np.count_nonzero(fixed[nb:]) == 9  # 3 groups of 3
+    assert np.min(sim) == pytest.approx(np.min(eh), rel=TOL)
+    nbud = eng.noise_sigma_v(pt)
+    pr = eng.pulse_response(pt)
+    lv = np.asarray(nbud.levels)
+    without = td.simulate(pr.pulse_v, pr.samples_per_ui, cursor_index=pr.cursor_index, modulation="PAM4",
+                          rlm=float(lv[-2] * 3), n_symbols=1 << 17, dfe_taps_v=np.asarray(fixed[:nb]),
+                          sigma_noise_v=float(np.hypot(nbud.sigma_tx_v, nbud.sigma_rx_v)), a_dd_ui=nbud.a_dd_ui,
+                          sigma_rj_ui=nbud.sigma_rj_ui, jitter="tx", ber_target=BER, phase=0, seed=1)
+    assert np.min(without.eye_height_mv) < np.min(sim) - 0.02 * abs(np.min(sim))
