@@ -248,6 +248,13 @@ class GPOptimizer(BaseOptimizer):
         super().tell(point, margin)
         self.margin_vars.append(None if variance is None else float(variance))
 
+    def set_noise(self, variance: float | None) -> None:
+        """One noise variance (margin units squared) for every observation: an instrument that reports
+        none (a scope's eye height), estimated from repeats (``eqtune.tune.recommend.pooled_variance``).
+        None = unknown again. The model is refitted at the next use."""
+        self.margin_vars = [None if variance is None else float(variance)] * len(self.ys)
+        self._model_n = -1
+
     def _config(self) -> dict[str, Any]:
         return {"n_initial": self.n_initial, "acq": self.acq, "xi": self.xi, "kappa": self.kappa,
                 "n_candidates": self.n_candidates, "n_restarts": self.n_restarts, "noise": self.noise,

@@ -287,3 +287,113 @@ def remeasure_key(opt: Any, *, z_close: float | None = None, max_share: float | 
     b, r = c.best, c.runner_up
     assert r is not None
     return c.keys[b] if c.sd[b] >= c.sd[r] else c.keys[r]
+
+
+#: the "settled" stop: nothing left whose upper bound ``mean + SETTLED_Z sd`` beats the incumbent's lower
+#: bound ``mean - SETTLED_Z sd`` (posterior, margin units; one-sided 97.7 % each)
+SETTLED_Z = 2.0
+#: unmeasured codes are bounded by the GP posterior when the feasible space is enumerated and no larger
+SETTLED_MAX_CODES = 50_000
+
+
+@dataclass
+class Settlement:
+    """Whether any code can still beat the incumbent (margin units): the incumbent's lower bound,
+    the highest upper bound of any other code (measured or not) and that code's key."""
+
+    settled: bool
+    incumbent: Key
+    incumbent_low: float
+    best_other_high: float
+    other: Key | None
+    unmeasured: int  # feasible codes not measured yet (bounded by the GP posterior)
+
+    def describe(self) -> str:
+        return (f"nothing left can beat the incumbent: its lower bound {self.incumbent_low:.3f} is above every "
+                f"other code's upper bound (best {self.best_other_high:.3f}; {self.unmeasured} codes unmeasured)")
+
+
+def settlement(opt: Any, z: float = SETTLED_Z, max_codes: int = SETTLED_MAX_CODES) -> Settlement | None:
+    """The settled test of a fitted ``GPOptimizer`` whose observations carry a known variance (see
+    ``contest``): the incumbent is the noise-aware recommendation; measured codes are bounded by the
+    noise-aware posterior, unmeasured feasible ones by the GP's predictive posterior (R&W 2006 eqs.
+    2.25-2.26). None when it cannot be decided (no known variances, a prior mean, a space too large to
+    enumerate): the caller then searches on."""
+    c = contest(opt)
+    if c is None:
+        return None
+    b = c.best
+    low = float(c.mean[b] - z * c.sd[b])
+    highs = [(float(c.mean[i] + z * c.sd[i]), c.keys[i]) for i in range(len(c.keys)) if i != b]
+    grid = getattr(opt.ispace, "grid", None)
+    unmeasured = 0
+    if grid is None:
+        return None
+    if len(grid) > max_codes:
+        return None
+    measured = set(c.keys)
+    rows = [tuple(int(v) for v in row) for row in grid]
+    todo = [k for k in rows if k not in measured]
+    unmeasured = len(todo)
+    if todo:
+        from eqtune.tune.base import keys_array
+
+        t_mean, t_std = opt._predict(keys_array(todo, opt.ispace.d), return_std=True)
+        mu, scale = opt._ystats
+        y, dy = opt._warp_inverse(mu - scale * np.asarray(t_mean))
+        hi = y + z * dy * scale * np.asarray(t_std)
+        i = int(np.argmax(hi))
+        highs.append((float(hi[i]), todo[i]))
+    top = max(highs, default=(-math.inf, None))
+    return Settlement(bool(top[0] < low), c.keys[b], low, float(top[0]), top[1], unmeasured)
+
+
+#: the smallest pooled variance used (margin units squared): a scope that repeats exactly still gets a
+#: finite noise, so the posterior stays well conditioned
+POOLED_FLOOR = 1e-8
+
+
+def pooled_variance(observations: Sequence[tuple[Any, float]]) -> tuple[float, int] | None:
+    """Pooled within-code variance of repeated measurements and its degrees of freedom:
+    ``s^2 = sum_k sum_i (y_ki - mean_k)^2 / sum_k (n_k - 1)`` over every code (key) measured more than
+    once (the one-way ANOVA within-group mean square, e.g. Montgomery, *Design and Analysis of
+    Experiments*, 8th ed., 2013, sec. 3.3). ``observations``: (key, margin); a key may combine lane and
+    codes (pooled per session). None before any repeat."""
+    by: dict[Any, list[float]] = {}
+    for k, y in observations:
+        by.setdefault(k, []).append(float(y))
+    dof = sum(len(v) - 1 for v in by.values() if len(v) > 1)
+    if dof <= 0:
+        return None
+    ss = sum(float(np.sum((np.asarray(v) - np.mean(v)) ** 2)) for v in by.values() if len(v) > 1)
+    return max(ss / dof, POOLED_FLOOR), int(dof)
+
+
+#: the final-pick guard: a recommendation measured this many standard errors below the best measured code
+#: gives way to it
+GUARD_Z = 2.0
+
+
+def guard_pick(opt: Any, key: Key, z: float = GUARD_Z) -> Key:
+    """``key`` (the model's recommendation), unless a measured code's observed mean beats the
+    recommendation's by more than ``z`` standard errors of the difference (each mean's variance
+    ``sum(v_i) / n^2`` from its observations' known variances): then that best measured code. Without
+    known variances a measured code is what it read, so the best observed mean wins. The model may
+    prefer a code for its neighbours; it may not pick one the measurements themselves refute."""
+    means = opt.mean_by_point()
+    if key not in means:
+        return key
+    best = max(means, key=lambda k: means[k][0])
+    if best == key:
+        return key
+    gap = means[best][0] - means[key][0]
+    if gap <= 0.0:
+        return key
+    variances = list(getattr(opt, "margin_vars", None) or [])
+    if len(variances) != len(opt.ys) or any(v is None for k, v in zip(opt.keys, variances) if k in (best, key)):
+        return best
+    var = 0.0
+    for k in (best, key):
+        vs = [float(v) for kk, v in zip(opt.keys, variances) if kk == k]
+        var += sum(vs) / len(vs) ** 2
+    return best if gap > z * math.sqrt(var) else key
