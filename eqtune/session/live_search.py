@@ -15,6 +15,7 @@ would have made. Later lane groups start from the earlier groups' measurements a
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,8 @@ from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, se
 #: names as ``tune()``'s ``stop_reason``; "settled": nothing left whose upper bound beats the incumbent's
 #: lower bound, ``eqtune.tune.recommend.settlement``)
 STOP_RULES = ("target", "time", "patience", "settled", "exhausted", "budget")
+#: eye heights below this (mV) get the noise of a 1 mV eye (a closed eye reads CLOSED_EYE_MV)
+NOISE_FLOOR_MV = 1.0
 
 
 class TunerSearch(TunerConnect):
@@ -76,15 +79,17 @@ class TunerSearch(TunerConnect):
         return self.config.metric in BER_METRICS
 
     def _pooled_noise(self, current: Mapping[int, LiveReading] | None = None) -> dict[str, Any] | None:
-        """Pooled variance of repeated codes over every measurement of the session so far (plus
-        ``current``), per lane and codes: {"var", "dof"}; None before any repeat or for a BER metric."""
+        """A scope's reading noise from repeated codes over every measurement of the session so far
+        (plus ``current``), same lane and codes: the pooled variance of ``ln(eye height)`` (a relative
+        noise: a scope's reading jitters in proportion to what it measures), {"rel_var", "dof"}; open eyes
+        only. None before any repeat, and for a BER metric (its noise comes from its own count)."""
         if self._counted_metric():
             return None
         obs = [((ln, _codes_key(r["codes"])), float(r["margin"]))
                for m in self.view.measurements() for ln, r in _lane_map(m["lanes"]).items()]
         obs += [((ln, _codes_key(r.codes)), float(r.margin)) for ln, r in (current or {}).items()]
-        pv = pooled_variance(obs)
-        return None if pv is None else {"var": pv[0], "dof": pv[1]}
+        pv = pooled_variance([(k, math.log(y)) for k, y in obs if y > 0.0])
+        return None if pv is None else {"rel_var": pv[0], "dof": pv[1]}
 
     def _journaled_noise(self, gi: int) -> dict[str, Any] | None:
         """The noise the group's last measure record journaled; for a group not started yet, the pool
@@ -97,11 +102,14 @@ class TunerSearch(TunerConnect):
 
     @staticmethod
     def _set_noise(opts: Mapping[int, BaseOptimizer], noise: Mapping[str, Any] | None) -> None:
-        if noise is None:
+        """Each observation's variance from the pooled relative noise: ``rel_var * max(y, 1 mV)^2``
+        (delta method on ``ln y``; a closed eye at the 1 mV floor)."""
+        if noise is None or "rel_var" not in noise:
             return
+        rel = float(noise["rel_var"])
         for opt in opts.values():
             if isinstance(opt, GPOptimizer):
-                opt.set_noise(float(noise["var"]))
+                opt.set_noise([rel * max(abs(float(y)), NOISE_FLOOR_MV) ** 2 for y in opt.ys])
 
     # -- dwell as a decision ---------------------------------------------------------------------
     def _dwell_test(self) -> SequentialDwell | None:
@@ -217,7 +225,7 @@ class TunerSearch(TunerConnect):
                     unchanged[ln] = (recs[ln], unchanged[ln][1] + 1 if same and not in_design else 0)
                 rule, stop = self._stop_rule(g, best, readings, used_s, unchanged, n)
                 if not rule and n + 1 < main_budget and cfg.settled_stop:
-                    rule, stop = self._settled(g, opts)
+                    rule, stop = self._settled(gi, g, opts, readings)
                 planned = None
                 if not rule and n + 1 < cfg.budget:
                     nothing: set[int] = set()
@@ -280,20 +288,58 @@ class TunerSearch(TunerConnect):
             return "patience", f"recommendation unchanged for {int(cfg.patience)} evaluations (patience)"
         return "", ""
 
-    @staticmethod
-    def _settled(g: list[int], opts: Mapping[int, BaseOptimizer]) -> tuple[str, str]:
+    def _settled(self, gi: int, g: list[int], opts: Mapping[int, BaseOptimizer],
+                 readings: Mapping[int, LiveReading]) -> tuple[str, str]:
         """("settled", reason) when no lane of the group has a code left (measured or not) whose upper
-        bound beats its incumbent's lower bound (``eqtune.tune.recommend.settlement``)."""
+        bound beats its incumbent's lower bound (``eqtune.tune.recommend.settlement``), or when the only
+        codes left in contention are error-free over at least two full dwells each, like the incumbent
+        (measured again at this dwell they count zero again: only a longer dwell tells them apart)."""
         why = []
         for ln in g:
             opt = opts[ln]
             if not isinstance(opt, GPOptimizer) or opt.in_initial_design():
                 return "", ""
             st = settlement(opt)
-            if st is None or not st.settled:
+            if st is None:
                 return "", ""
-            why.append(f"lane {ln}: {st.describe()}")
+            if st.settled:
+                why.append(f"lane {ln}: {st.describe()}")
+                continue
+            if not self._counted_metric() or st.unmeasured_contenders:
+                return "", ""
+            counts = self._code_counts(gi, ln, opt, readings)
+            full = self._full_bits(gi, ln, readings)
+            tied = [st.incumbent, *st.contenders]
+            if full <= 0 or not all(counts.get(k, (0, 1))[1] == 0 and counts.get(k, (0, 0))[0] >= 2 * full
+                                    for k in tied):
+                return "", ""
+            why.append(f"lane {ln}: the {len(tied)} codes left in contention counted no errors in "
+                       f"{min(counts[k][0] for k in tied):.3g} bits or more each: at this dwell they are "
+                       "equal (a longer --dwell can tell them apart)")
         return "settled", "; ".join(why)
+
+    def _code_counts(self, gi: int, ln: int, opt: GPOptimizer,
+                     readings: Mapping[int, LiveReading]) -> dict[tuple[int, ...], tuple[int, int]]:
+        """Per measured code of lane ``ln`` (the optimizer's key): pooled (bits, errors) over this
+        group's journaled measurements and ``readings`` (the one not journaled yet)."""
+        src = self.sources[gi]
+        rows = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)]
+        rows.append(readings[ln].to_dict() if ln in readings else None)
+        out: dict[tuple[int, ...], tuple[int, int]] = {}
+        for r in rows:
+            cnt = (r or {}).get("counts") or {}
+            if not r or not cnt.get("bits"):
+                continue
+            key = opt.ispace.key_of(_point(src, r["codes"]))
+            b, e = out.get(key, (0, 0))
+            out[key] = (b + int(cnt["bits"]), e + int(cnt.get("errors") or 0))
+        return out
+
+    def _full_bits(self, gi: int, ln: int, readings: Mapping[int, LiveReading]) -> int:
+        """Bits of one full dwell of lane ``ln``: the most any single measurement of the group counted."""
+        rows = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)]
+        rows.append(readings[ln].to_dict() if ln in readings else None)
+        return max((int(((r or {}).get("counts") or {}).get("bits") or 0) for r in rows), default=0)
 
     def _unchanged_runs(self, gi: int) -> dict[int, tuple[dict[str, int] | None, int]]:
         """Per lane of group ``gi``: (last recommended codes, evaluations it has held unchanged), from the

@@ -307,6 +307,8 @@ class Settlement:
     best_other_high: float
     other: Key | None
     unmeasured: int  # feasible codes not measured yet (bounded by the GP posterior)
+    contenders: list[Key]  # measured codes whose upper bound still reaches the incumbent's lower bound
+    unmeasured_contenders: int  # unmeasured codes whose upper bound still reaches it
 
     def describe(self) -> str:
         return (f"nothing left can beat the incumbent: its lower bound {self.incumbent_low:.3f} is above every "
@@ -335,6 +337,8 @@ def settlement(opt: Any, z: float = SETTLED_Z, max_codes: int = SETTLED_MAX_CODE
     rows = [tuple(int(v) for v in row) for row in grid]
     todo = [k for k in rows if k not in measured]
     unmeasured = len(todo)
+    contenders = [k for h, k in highs if h >= low]
+    n_up = 0
     if todo:
         from eqtune.tune.base import keys_array
 
@@ -342,10 +346,11 @@ def settlement(opt: Any, z: float = SETTLED_Z, max_codes: int = SETTLED_MAX_CODE
         mu, scale = opt._ystats
         y, dy = opt._warp_inverse(mu - scale * np.asarray(t_mean))
         hi = y + z * dy * scale * np.asarray(t_std)
+        n_up = int(np.sum(hi >= low))
         i = int(np.argmax(hi))
         highs.append((float(hi[i]), todo[i]))
     top = max(highs, default=(-math.inf, None))
-    return Settlement(bool(top[0] < low), c.keys[b], low, float(top[0]), top[1], unmeasured)
+    return Settlement(bool(top[0] < low), c.keys[b], low, float(top[0]), top[1], unmeasured, contenders, n_up)
 
 
 #: the smallest pooled variance used (margin units squared): a scope that repeats exactly still gets a
@@ -369,9 +374,10 @@ def pooled_variance(observations: Sequence[tuple[Any, float]]) -> tuple[float, i
     return max(ss / dof, POOLED_FLOOR), int(dof)
 
 
-#: the final-pick guard: a recommendation measured this many standard errors below the best measured code
-#: gives way to it
-GUARD_Z = 2.0
+#: the final-pick guard: a recommendation measured more than this many standard errors of the difference below
+#: the best measured code
+#: gives way to it (1: the pick may trail a measured code by noise, not by more)
+GUARD_Z = 1.0
 
 
 def guard_pick(opt: Any, key: Key, z: float = GUARD_Z) -> Key:
