@@ -25,9 +25,9 @@ from eqtune.session.config import LiveConfig
 from eqtune.session.live_connect import TunerConnect
 from eqtune.session.view import SessionView, _lane_map
 from eqtune.tune.base import BaseOptimizer, make_optimizer, optimizer_from_state
+from eqtune.tune.dwell import SequentialDwell
 from eqtune.tune.live import LiveReading, LiveSource, counts_variance
 from eqtune.tune.optimizer import GPOptimizer
-from eqtune.tune.dwell import SequentialDwell
 from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, settlement
 
 #: the stop rules of a lane group, as journaled in the last ``measure`` record's ``stop_rule`` (the same

@@ -39,7 +39,6 @@ from eqtune.serdes.knobs import (
     Knob,
     KnobSpace,
 )
-
 from eqtune.tune.dwell import SequentialDwell
 
 if TYPE_CHECKING:
@@ -194,6 +193,33 @@ def tx_adaptive_lanes(module: Any, lanes: Sequence[int]) -> list[int]:
     return [ln for ln in lanes if on.get(ln)]
 
 
+def instrument_channels(instrument: Any, metric: str = "ber") -> int:
+    """Lanes an instrument counts errors on in one dwell: a multi-channel BERT (``channels`` > 1 and
+    ``measure_ber_lanes(lanes, dwell_s) -> {lane: BerCount}``, every channel gated together) measures
+    that many; any other instrument one lane at a time."""
+    if instrument is None or metric not in ("ber", "q_db"):
+        return 1
+    n = getattr(instrument, "channels", 1)
+    if not isinstance(n, int) or n < 2 or not callable(getattr(instrument, "measure_ber_lanes", None)):
+        return 1
+    return n
+
+
+def lane_groups(lanes: Sequence[int], instrument: Any = None, *, parallel: bool | None = None,
+                metric: str = "ber") -> list[list[int]]:
+    """Lanes measured together, in order: the module's checker counts every lane at once; a BERT with
+    ``k`` channels counts ``k`` lanes per dwell; a scope or a one-channel BERT one lane per dwell.
+    ``parallel=False`` measures lane by lane anyway. The number of groups is the number of dwells one
+    evaluation of the whole module takes."""
+    lanes = [int(x) for x in lanes]
+    if parallel is False:
+        return [[ln] for ln in lanes]
+    if instrument is None:
+        return [lanes]
+    k = instrument_channels(instrument, metric)
+    return [lanes[i:i + k] for i in range(0, len(lanes), k)]
+
+
 def point_codes(point: Mapping[str, float]) -> dict[str, int]:
     """Integer module codes of an ``EqPoint`` (only module knobs)."""
     out: dict[str, int] = {}
@@ -239,8 +265,9 @@ class LiveSource:
         if not self.lanes:
             raise TuneError("no lanes to tune: give --lane N")
         self.instrument = instrument
-        if instrument is not None and len(self.lanes) > 1:
-            raise TuneError("an instrument measures one lane at a time: tune lanes one after another")
+        if instrument is not None and len(self.lanes) > instrument_channels(instrument, metric):
+            raise TuneError(f"the instrument measures {instrument_channels(instrument, metric)} lane(s) at a time: "
+                            f"{len(self.lanes)} lanes cannot be measured together; tune them in groups")
         self.dwell_s = float(dwell_s)
         self.settle_s = float(settle_s)
         self.metric = metric
@@ -274,7 +301,7 @@ class LiveSource:
 
     @property
     def parallel(self) -> bool:
-        return self.instrument is None
+        return self.instrument is None or len(self.lanes) > 1
 
     # -- the two halves ------------------------------------------------------------------------
     def codes_for(self, lane: int, point: Mapping[str, float]) -> dict[str, int]:
@@ -339,6 +366,8 @@ class LiveSource:
         """``count(dwell) -> {lane: BerCount}`` for this source's lanes (module checker or BERT)."""
         if self.instrument is None:
             return lambda d: self.module.module_ber(list(self.lanes), d)
+        if len(self.lanes) > 1:  # a multi-channel BERT: every channel gated together
+            return lambda d: self.instrument.measure_ber_lanes(list(self.lanes), d)
         ln = self.lanes[0]
         return lambda d: {ln: _instrument_ber(self.instrument, ln, d)}
 

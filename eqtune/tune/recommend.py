@@ -316,41 +316,51 @@ class Settlement:
 
 
 def settlement(opt: Any, z: float = SETTLED_Z, max_codes: int = SETTLED_MAX_CODES) -> Settlement | None:
-    """The settled test of a fitted ``GPOptimizer`` whose observations carry a known variance (see
-    ``contest``): the incumbent is the noise-aware recommendation; measured codes are bounded by the
-    noise-aware posterior, unmeasured feasible ones by the GP's predictive posterior (R&W 2006 eqs.
-    2.25-2.26). None when it cannot be decided (no known variances, a prior mean, a space too large to
-    enumerate): the caller then searches on."""
-    c = contest(opt)
-    if c is None:
-        return None
-    b = c.best
-    low = float(c.mean[b] - z * c.sd[b])
-    highs = [(float(c.mean[i] + z * c.sd[i]), c.keys[i]) for i in range(len(c.keys)) if i != b]
+    """The settled test of a fitted ``GPOptimizer``: the incumbent is its recommendation; measured codes
+    are bounded by the noise-aware posterior (``contest``) when every observation carries a known
+    variance, else (a transfer prior, unknown noise) like the unmeasured ones by the GP's predictive
+    posterior of the noise-free margin (R&W 2006 eqs. 2.25-2.26). None when it cannot be decided (no
+    model yet, a space too large to enumerate): the caller then searches on."""
     grid = getattr(opt.ispace, "grid", None)
-    unmeasured = 0
-    if grid is None:
+    if grid is None or len(grid) > max_codes or opt._fit() is None:
         return None
-    if len(grid) > max_codes:
-        return None
-    measured = set(c.keys)
-    rows = [tuple(int(v) for v in row) for row in grid]
-    todo = [k for k in rows if k not in measured]
-    unmeasured = len(todo)
-    contenders = [k for h, k in highs if h >= low]
-    n_up = 0
-    if todo:
-        from eqtune.tune.base import keys_array
+    from eqtune.tune.base import keys_array
 
-        t_mean, t_std = opt._predict(keys_array(todo, opt.ispace.d), return_std=True)
+    c = contest(opt)
+    measured = list(c.keys) if c is not None else list(opt.mean_by_point())
+    seen = set(measured)
+    todo = [k for k in (tuple(int(v) for v in row) for row in grid) if k not in seen]
+    keys = (todo if c is not None else measured + todo)
+    mean = np.empty(0)
+    sd = np.empty(0)
+    if keys:
+        t_mean, t_std = opt._predict(keys_array(keys, opt.ispace.d), return_std=True)
         mu, scale = opt._ystats
         y, dy = opt._warp_inverse(mu - scale * np.asarray(t_mean))
-        hi = y + z * dy * scale * np.asarray(t_std)
-        n_up = int(np.sum(hi >= low))
-        i = int(np.argmax(hi))
-        highs.append((float(hi[i]), todo[i]))
-    top = max(highs, default=(-math.inf, None))
-    return Settlement(bool(top[0] < low), c.keys[b], low, float(top[0]), top[1], unmeasured, contenders, n_up)
+        mean, sd = np.asarray(y, dtype=float), np.asarray(dy * scale * np.asarray(t_std), dtype=float)
+    if c is not None:
+        keys = list(c.keys) + keys
+        mean = np.concatenate([c.mean, mean])
+        sd = np.concatenate([c.sd, sd])
+        inc = c.keys[c.best]
+    else:
+        rec = opt.recommend()
+        if rec is None:
+            return None
+        inc = opt.ispace.key_of(rec)
+    where = {k: i for i, k in enumerate(keys)}
+    if inc not in where:
+        return None
+    b = where[inc]
+    low = float(mean[b] - z * sd[b])
+    high = mean + z * sd
+    high[b] = -math.inf
+    n_meas = len(measured)
+    contenders = [keys[i] for i in range(len(keys)) if i < n_meas and high[i] >= low]
+    n_up = int(np.sum(high[n_meas:] >= low))
+    i = int(np.argmax(high)) if len(keys) > 1 else b
+    top = float(high[i]) if len(keys) > 1 else -math.inf
+    return Settlement(bool(top < low), inc, low, top, keys[i] if len(keys) > 1 else None, len(todo), contenders, n_up)
 
 
 #: the smallest pooled variance used (margin units squared): a scope that repeats exactly still gets a
