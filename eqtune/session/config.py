@@ -45,7 +45,7 @@ RECORD_TYPES: dict[str, str] = {
                "that ended the group, in its last record; 'noise' {var, dof}: a scope's eye-height noise "
                "pooled from repeated codes over the session (none for BER counts); a sequential BER "
                "dwell's counts also carry 'looks' ([bits, errors] at each look), 'verdict' "
-               "(worse|better|null) and 'dwell_full_s'",
+               "(worse|better|equal|null) and 'dwell_full_s'",
     "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
     "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason, and "
                 "for a lane that ran Tx input adaptive EQ before tuning tx_adaptive (true: adaptive EQ back on, "

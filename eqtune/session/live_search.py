@@ -256,7 +256,7 @@ class TunerSearch(TunerConnect):
                 n += 1
                 if rule:
                     self._phase("tuning", f"lanes {','.join(map(str, g))}: stopped after {n}/{cfg.budget} "
-                                          f"evaluations: {stop}")
+                                          f"evaluations ({rule})")
                     self._emit("stop", group=gi, lanes=list(g), evaluations=n, budget=cfg.budget, rule=rule,
                                reason=stop)
             for ln in g:

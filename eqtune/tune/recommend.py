@@ -396,10 +396,10 @@ def guard_pick(opt: Any, key: Key, z: float = GUARD_Z) -> Key:
     ``sum(v_i) / n^2`` from its observations' known variances): then that best measured code. Without
     known variances a measured code is what it read, so the best observed mean wins. The model may
     prefer a code for its neighbours; it may not pick one the measurements themselves refute."""
-    means = opt.mean_by_point()
+    means: dict[Key, tuple[float, int]] = opt.mean_by_point()
     if key not in means:
         return key
-    best = max(means, key=lambda k: means[k][0])
+    best: Key = max(means, key=lambda k: means[k][0])
     if best == key:
         return key
     gap = means[best][0] - means[key][0]

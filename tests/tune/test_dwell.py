@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from eqtune.tune.dwell import BETTER, WORSE, SequentialDwell, poisson_interval
+from eqtune.tune.dwell import BETTER, EQUAL, WORSE, SequentialDwell, poisson_interval
 from eqtune.tune.recommend import guard_pick, pooled_variance
 
 
@@ -33,14 +33,17 @@ def test_verdicts():
     assert t.verdict((10**11, 40), ref) == WORSE  # a 4e-10 code: refuted at the first look
     assert t.verdict((10**11, 0), ref) is None  # error-free too: cannot be told apart
     assert t.verdict((10**12, 0), (10**12, 500)) == BETTER
-    assert t.verdict((10**12, 480), (10**12, 500)) is None  # within the counting noise
+    assert t.verdict((10**12, 20), (10**12, 25)) is None  # within the counting noise, bands too wide
+    assert t.verdict((10**12, 480), (10**12, 500)) == EQUAL  # both within [426, 559]: a 1.31 x band
+    # four million errors each, 0.1 % apart: equal within the indifference band, at the first look
+    assert t.verdict((10**11, 4_000_000), (10**12, 40_040_000)) == EQUAL
     assert t.verdict((10**12, 5), None) is None  # nothing to compare with: dwell on
     assert t.fractions() == [1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0]
 
 
 def test_wrong_decisions_stay_below_alpha_over_all_looks():
-    """Equal BERs (no right answer but "undecided"): over every look, the share of runs that decide
-    either way stays below alpha (Bonferroni over the looks). Simulated Poisson counts."""
+    """Equal BERs (no right answer but "undecided" or "equal"): over every look, the share of runs that
+    call one better or worse stays below alpha (Bonferroni over the looks). Simulated Poisson counts."""
     rng = np.random.default_rng(5)
     t = SequentialDwell(looks=6, alpha=0.05)
     ber, bits = 2e-11, 3 * 10**12
@@ -56,8 +59,11 @@ def test_wrong_decisions_stay_below_alpha_over_all_looks():
             done = f
             n += step
             k += int(rng.poisson(ber * step))
-            if t.verdict((n, k), ref) is not None:
+            v = t.verdict((n, k), ref)
+            if v in (WORSE, BETTER):
                 wrong += 1
+                break
+            if v == EQUAL:
                 break
     assert wrong / runs < 0.05
 
