@@ -109,3 +109,51 @@ def test_scope_noise_comes_from_repeats_and_the_pick_is_never_refuted(tmp_path):
         best_measured = max(truth.values())
         got = float(link.quality(ln, "host_rx", pick)["eye_height_min_mv"])
         assert 20 * math.log10(best_measured / got) <= 0.1 + 1e-9 or got >= best_measured, (ln, got, best_measured)
+
+
+class _MultiBert:
+    """A BERT with 4 channels through an optical loopback of an emulated link, gated together."""
+
+    kind = "bert"
+    name = "test 4-channel BERT"
+    idn = "eqtune test BERT"
+    channels = 4
+
+    def __init__(self, link: Any) -> None:
+        self.link = link
+        self.gates: list[list[int]] = []
+
+    def identity(self) -> dict[str, str]:
+        return {"idn": self.idn, "kind": self.kind}
+
+    def measure_ber(self, lane: int, dwell_s: float) -> Any:
+        return self.measure_ber_lanes([lane], dwell_s)[lane]
+
+    def measure_ber_lanes(self, lanes: list[int], dwell_s: float) -> dict[int, Any]:
+        self.gates.append(list(lanes))
+        return {ln: self.link.count_errors(ln, dwell_s, path="loopback") for ln in lanes}
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_multichannel_bert_measures_as_many_lanes_per_dwell_as_it_has_channels(tmp_path):
+    from eqtune.tune.live import lane_groups
+
+    assert lane_groups(range(1, 9), _MultiBert(None)) == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert lane_groups(range(1, 9), _Scope(None), metric="eye_height") == [[ln] for ln in range(1, 9)]
+    assert lane_groups(range(1, 9), None) == [list(range(1, 9))]
+    assert lane_groups(range(1, 9), None, parallel=False) == [[ln] for ln in range(1, 9)]
+    res = "emu:c2m-10in?seed=33&settle_ms=0&fast=1&adaptive=0&name=stops-multibert"
+    link = emulator_for(parse_resource(res)).link
+    bert = _MultiBert(link)
+    events: list = []
+    cfg = LiveConfig(module=res, lanes=list(range(1, 9)), instrument="bert:test", dwell_s=0.01, budget=4, seed=6,
+                     knobs=["tx_eq"])
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp_path, instrument=bert, on_event=events.append)
+    assert tuner.run().status == "done"
+    view = load_session(tuner.session_id, tmp_path)
+    assert view.plan()["groups"] == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert {tuple(g) for g in bert.gates} == {(1, 2, 3, 4), (5, 6, 7, 8)}  # never one lane at a time
+    plan = next(e for e in events if e.kind == "plan")
+    assert "2 dwells to measure every lane once" in plan.text()
