@@ -27,7 +27,7 @@ from eqtune.session.view import SessionView, _lane_map
 from eqtune.tune.base import BaseOptimizer, make_optimizer, optimizer_from_state
 from eqtune.tune.dwell import SequentialDwell
 from eqtune.tune.live import LiveReading, LiveSource, counts_variance
-from eqtune.tune.optimizer import GPOptimizer
+from eqtune.tune.optimizer import GPOptimizer, default_n_initial
 from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, settlement
 
 #: the stop rules of a lane group, as journaled in the last ``measure`` record's ``stop_rule`` (the same
@@ -298,6 +298,10 @@ class TunerSearch(TunerConnect):
         for ln in g:
             opt = opts[ln]
             if not isinstance(opt, GPOptimizer) or opt.in_initial_design():
+                return "", ""
+            if opt.has_prior and len(opt.ys) < default_n_initial(opt.ispace.d):
+                # a prior (earlier lanes or modules) skips the design, but another module is not the same
+                # link: settle only on at least an initial design's worth of this lane's own measurements
                 return "", ""
             st = settlement(opt)
             if st is None:
