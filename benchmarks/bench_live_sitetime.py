@@ -19,6 +19,7 @@ Configurations:
   a BERT with ``--channels-per-bert`` channels gated together;
 * ``fixed``: this branch with ``sequential=False`` (the stops without the sequential dwell);
 * ``patience``: ``sequential`` with ``--patience 6`` (what the TUI and ``eqtune demo`` use);
+* ``seq1``: ``sequential`` with a one-channel BERT (lanes one after another, as ``today``);
 * ``tpe``: Optuna's TPE sampler, per lane, through the same module and BERT (full dwell each trial,
   the same budget, its pick is the best trial), then the same verify dwell. GPSampler needs torch,
   which the benchmark's environment does not have: not run.
@@ -211,8 +212,8 @@ def child(args: argparse.Namespace) -> int:
     if args.config == "tpe":
         out = run_tpe(CHANNELS[args.channel], args.seed, args.budget, tmp)
     else:
-        seq = {"today": None, "sequential": True, "fixed": False, "patience": True}[args.config]
-        chans = 1 if args.config == "today" else args.channels_per_bert
+        seq = {"today": None, "sequential": True, "fixed": False, "patience": True, "seq1": True}[args.config]
+        chans = 1 if args.config in ("today", "seq1") else args.channels_per_bert
         out = run_live(CHANNELS[args.channel], args.seed, args.budget, sequential=seq, channels=chans, tmp=tmp,
                        patience=6 if args.config == "patience" else None)
     print(json.dumps(out))
