@@ -147,7 +147,8 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
         b = r.baseline_margin if r.baseline_margin is not None else float("nan")
         v = r.verified_margin if r.verified_margin is not None else float("nan")
         click.echo(f"lane {ln}: baseline {b:.2f} -> tuned {v:.2f} {unit} (BER {ber(base.get(ln))} -> "
-                   f"{ber(ver.get(ln))}); {r.decision}; codes "
+                   f"{ber(ver.get(ln))}) after {r.evaluations} evaluations"
+                   + (f" ({r.stop_rule})" if r.stop_rule else "") + f"; {r.decision}; codes "
                    f"{' '.join(f'{k}={c}' for k, c in sorted((r.final or r.original).items()))}"
                    + (" + Tx input adaptive EQ on" if r.tx_adaptive else ""))
     if module_ber:

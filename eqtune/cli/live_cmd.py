@@ -81,7 +81,8 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
                 target: float | None = None, time_budget: float | None = None, patience: int | None = None,
                 remeasure: int | None = None, warm: str | dict | None = None, site: str | None = None,
                 customer: str | None = None, link: str | None = None, operator: str | None = None,
-                bit_rate_gbps: float = DEFAULT_BIT_RATE_GBPS, prior_session: str | None = None):
+                bit_rate_gbps: float = DEFAULT_BIT_RATE_GBPS, prior_session: str | None = None,
+                fixed_dwell: bool = False):
     """The :class:`~eqtune.session.live.LiveConfig` of ``eqtune tune --live`` (one keyword per option;
     ``lanes`` as given to ``--lane``; dwell from ``--target-ber`` when ``--dwell`` is not given)."""
     from eqtune.session.config import LiveConfig
@@ -130,6 +131,7 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
         remeasure_top_k=integer(remeasure or 0, "--remeasure", ge=0),
         warm=warm_from_option(warm),
         prior_session=prior_session or None,
+        sequential=not fixed_dwell,
         metadata={k: str(v) for k, v in metadata.items() if v},
     )
 

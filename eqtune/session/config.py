@@ -40,8 +40,12 @@ RECORD_TYPES: dict[str, str] = {
                "optimizer's non-observation state (plain JSON: GP hyperparameter warm start, config), and "
                "'next' {n, codes}: the intent of the next write (journaled before it happens), 'rec': per "
                "lane the optimizer's recommendation after this evaluation {codes, held: evaluations it has "
-               "held unchanged, counted after the initial design; the patience rule reads it}, 'stop': why "
-               "an early stop rule (target margin, time budget, patience) ended the group",
+               "held unchanged, counted after the initial design; the patience rule reads it}, 'stop_rule' "
+               "(target|time|patience|settled|exhausted|budget) and 'stop' (its reason, one line): the rule "
+               "that ended the group, in its last record; 'noise' {var, dof}: a scope's eye-height noise "
+               "pooled from repeated codes over the session (none for BER counts); a sequential BER "
+               "dwell's counts also carry 'looks' ([bits, errors] at each look), 'verdict' "
+               "(worse|better|equal|null) and 'dwell_full_s'",
     "verify": "long-dwell measurement of the recommendation: group, per-lane readings",
     "decision": "per lane: action keep|restore, baseline and verified margins, codes to hold, reason, and "
                 "for a lane that ran Tx input adaptive EQ before tuning tx_adaptive (true: adaptive EQ back on, "
@@ -92,6 +96,12 @@ class LiveConfig:
     # an earlier session's measurements as the first lane group's prior (eqtune.session.prior): its id,
     # or "auto" (the last completed session on the same module part and host profile); None: no prior
     prior_session: str | None = None
+    # dwell as a decision (eqtune.tune.dwell): a BER measurement ends at the first of ``dwell_looks``
+    # geometric looks where its count decides against the lane's incumbent; False = every measurement
+    # dwells ``dwell_s`` (the loop before it)
+    sequential: bool = True
+    dwell_looks: int = 6
+    settled_stop: bool = True  # stop a group once nothing can beat its incumbent (False: search on)
     metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
 
     @property
@@ -128,6 +138,7 @@ class LiveConfig:
             finite(self.verify_dwell_s, "--verify-dwell (s)", gt=0.0)
         finite(self.settle_s, "--settle (s)", ge=0.0)
         finite(self.min_gain, "min_gain", ge=0.0)
+        integer(self.dwell_looks, "dwell looks", ge=1)
         if self.target_ber is not None:
             finite(self.target_ber, "--target-ber", gt=0.0, le=0.5)
         if self.target_margin is not None:
@@ -180,7 +191,8 @@ class LiveConfig:
 @dataclass
 class LiveEvent:
     """Progress for a front end. ``kind`` is one of: phase, device, plan (before the first write: knobs,
-    space size, search mode, expected time), baseline, evaluation, verify, decision, restore, paused,
+    space size, search mode, expected time), baseline, evaluation, stop (a lane group's stop rule: group,
+    lanes, evaluations, budget, rule, reason), verify, decision, restore, paused,
     resumed, aborted, error, done, log. ``data`` is JSON-able."""
 
     kind: str
@@ -212,6 +224,10 @@ class LiveEvent:
             return f"  lane {d['lane']}: {d['action']} - {d['reason']}"
         if k == "plan":
             return f"  {d.get('text', '')}"
+        if k == "stop":
+            lanes = ",".join(str(x) for x in d.get("lanes") or [])
+            return (f"  stop lanes {lanes} after {d.get('evaluations')}/{d.get('budget')} evaluations "
+                    f"({d.get('rule')}): {d.get('reason', '')}")
         if k in ("restore", "aborted", "error", "log", "paused", "resumed", "done"):
             return f"  {k}: {d.get('text', '')}"
         return ""

@@ -13,7 +13,7 @@ from eqtune.jsonutil import to_json_value
 from eqtune.serdes.knobs import TX_EQ
 from eqtune.session.live_core import TunerCore
 from eqtune.session.prior import PriorSession, resolve_prior
-from eqtune.tune.live import LiveSource, tx_adaptive_lanes
+from eqtune.tune.live import LiveSource, lane_groups, tx_adaptive_lanes
 from eqtune.tune.plan import live_plan
 
 
@@ -69,8 +69,8 @@ class TunerConnect(TunerCore):
             self.journal.append("original", codes={str(k): v for k, v in orig.items()},
                                 tx_adaptive=tx_adaptive_lanes(self.module, lanes))
         self.originals = orig
-        parallel = cfg.parallel if cfg.parallel is not None else cfg.instrument is None
-        self.groups = [lanes] if parallel and cfg.instrument is None else [[ln] for ln in lanes]
+        self.groups = lane_groups(lanes, self.instrument if cfg.instrument else None, parallel=cfg.parallel,
+                                  metric=cfg.metric)
         planned = view.plan()
         knobs = planned["knobs"] if planned else cfg.knobs  # a resumed session tunes what it planned
         self.sources = [

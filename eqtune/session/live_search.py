@@ -1,7 +1,11 @@
 """The optimizer loop of a live session: one optimizer per lane, rebuilt from the journal.
 
-Each lane group runs ``budget`` evaluations (or fewer, when a stop rule ends it: target margin, time
-budget, patience). Every evaluation is one fsync'd ``measure`` record carrying the readings, the
+Each lane group runs ``budget`` evaluations, or fewer when a stop rule ends it (``STOP_RULES``: target
+margin, time budget, patience, settled, exhausted); the rule and its reason are journaled in the group's
+last ``measure`` record (``stop_rule``, ``stop``). A BER measurement ends as soon as its count decides
+against the lane's incumbent (``eqtune.tune.dwell.SequentialDwell``; the partial dwells are journaled
+with the reading). A scope's eye heights get their noise from repeated codes, pooled over the session
+and journaled (``noise``). Every evaluation is one fsync'd ``measure`` record carrying the readings, the
 optimizer's non-observation state and the intent of the next write, so a resumed session replays the
 observations into fresh optimizers (``tell``) and makes exactly the proposals an uninterrupted run
 would have made. Later lane groups start from the earlier groups' measurements as the GP's prior mean
@@ -11,17 +15,27 @@ would have made. Later lane groups start from the earlier groups' measurements a
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from eqtune.serdes.knobs import BER_METRICS
 from eqtune.session.config import LiveConfig
 from eqtune.session.live_connect import TunerConnect
 from eqtune.session.view import SessionView, _lane_map
 from eqtune.tune.base import BaseOptimizer, make_optimizer, optimizer_from_state
+from eqtune.tune.dwell import SequentialDwell
 from eqtune.tune.live import LiveReading, LiveSource, counts_variance
-from eqtune.tune.optimizer import GPOptimizer
-from eqtune.tune.recommend import remeasure_key
+from eqtune.tune.optimizer import GPOptimizer, default_n_initial
+from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, settlement
+
+#: the stop rules of a lane group, as journaled in the last ``measure`` record's ``stop_rule`` (the same
+#: names as ``tune()``'s ``stop_reason``; "settled": nothing left whose upper bound beats the incumbent's
+#: lower bound, ``eqtune.tune.recommend.settlement``)
+STOP_RULES = ("target", "time", "patience", "settled", "exhausted", "budget")
+#: eye heights below this (mV) get the noise of a 1 mV eye (a closed eye reads CLOSED_EYE_MV)
+NOISE_FLOOR_MV = 1.0
 
 
 class TunerSearch(TunerConnect):
@@ -46,6 +60,7 @@ class TunerSearch(TunerConnect):
                     _tell(opts[ln], _point(src, r["codes"]), float(r["margin"]),
                           counts_variance(r.get("counts"), cfg.metric))
             last_extra.update(_lane_map(m.get("optimizer") or {}))
+        self._set_noise(opts, self._journaled_noise(gi))
         # The observations come from the journal (replayed above). What an optimizer carries besides
         # them (the GP's hyperparameter warm start, journaled as plain JSON with every measurement) is
         # put back through its public state API, so the next proposal is exactly the one an
@@ -56,7 +71,74 @@ class TunerSearch(TunerConnect):
                     st = opts[ln].state()
                     st.update({k: v for k, v in extra.items() if k not in _OBSERVATION_KEYS})
                     opts[ln] = optimizer_from_state(st, src.space)
+            self._set_noise(opts, self._journaled_noise(gi))
         return opts
+
+    # -- noise of an instrument that reports none (scope eye height) -------------------------------
+    def _counted_metric(self) -> bool:
+        return self.config.metric in BER_METRICS
+
+    def _pooled_noise(self, current: Mapping[int, LiveReading] | None = None) -> dict[str, Any] | None:
+        """A scope's reading noise from repeated codes over every measurement of the session so far
+        (plus ``current``), same lane and codes: the pooled variance of ``ln(eye height)`` (a relative
+        noise: a scope's reading jitters in proportion to what it measures), {"rel_var", "dof"}; open eyes
+        only. None before any repeat, and for a BER metric (its noise comes from its own count)."""
+        if self._counted_metric():
+            return None
+        obs = [((ln, _codes_key(r["codes"])), float(r["margin"]))
+               for m in self.view.measurements() for ln, r in _lane_map(m["lanes"]).items()]
+        obs += [((ln, _codes_key(r.codes)), float(r.margin)) for ln, r in (current or {}).items()]
+        pv = pooled_variance([(k, math.log(y)) for k, y in obs if y > 0.0])
+        return None if pv is None else {"rel_var": pv[0], "dof": pv[1]}
+
+    def _journaled_noise(self, gi: int) -> dict[str, Any] | None:
+        """The noise the group's last measure record journaled; for a group not started yet, the pool
+        of what the session has measured (the earlier groups), as the live loop computes it."""
+        ms = self.view.measurements(gi)
+        if ms:
+            n = ms[-1].get("noise")
+            return dict(n) if isinstance(n, Mapping) else None
+        return self._pooled_noise()
+
+    @staticmethod
+    def _set_noise(opts: Mapping[int, BaseOptimizer], noise: Mapping[str, Any] | None) -> None:
+        """Each observation's variance from the pooled relative noise: ``rel_var * max(y, 1 mV)^2``
+        (delta method on ``ln y``; a closed eye at the 1 mV floor)."""
+        if noise is None or "rel_var" not in noise:
+            return
+        rel = float(noise["rel_var"])
+        for opt in opts.values():
+            if isinstance(opt, GPOptimizer):
+                opt.set_noise([rel * max(abs(float(y)), NOISE_FLOOR_MV) ** 2 for y in opt.ys])
+
+    # -- dwell as a decision ---------------------------------------------------------------------
+    def _dwell_test(self) -> SequentialDwell | None:
+        cfg = self.config
+        if not cfg.sequential or not self._counted_metric():
+            return None
+        return SequentialDwell(looks=int(cfg.dwell_looks))
+
+    def _references(self, gi: int, codes: Mapping[int, Mapping[str, int]],
+                    incumbents: Mapping[int, Mapping[str, int] | None]) -> dict[int, tuple[int, int] | None]:
+        """Per lane, the pooled (bits, errors) of its incumbent (the current recommendation, else the
+        original codes) over the baseline and this group's measurements, from the journal; None where
+        the lane measures its incumbent itself (a confirm or contender: the whole dwell)."""
+        base = self.view.readings("baseline", gi)
+        out: dict[int, tuple[int, int] | None] = {}
+        for ln, c in codes.items():
+            inc = dict(incumbents.get(ln) or self.originals.get(ln) or {})
+            if not inc or _codes_key(inc) == _codes_key(c):
+                out[ln] = None
+                continue
+            bits = errors = 0
+            readings = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)] + [base.get(ln)]
+            for r in readings:
+                cnt = (r or {}).get("counts") or {}
+                if r and cnt.get("bits") and _codes_key(r["codes"]) == _codes_key(inc):
+                    bits += int(cnt["bits"])
+                    errors += int(cnt.get("errors") or 0)
+            out[ln] = (bits, errors) if bits > 0 else None
+        return out
 
     def _tune(self) -> dict[int, dict[str, int]]:
         self._ensure_connected()
@@ -83,8 +165,12 @@ class TunerSearch(TunerConnect):
             unchanged = self._unchanged_runs(gi)
             main_budget = cfg.budget - int(cfg.remeasure_top_k)
 
-            def propose(n_next: int, g=g, opts=opts, src=src, main_budget=main_budget) -> dict[int, dict[str, int]]:
+            def propose(n_next: int, g=g, opts=opts, src=src, main_budget=main_budget,
+                        nothing: set[int] | None = None) -> dict[int, dict[str, int]]:
+                """The next codes per lane; ``nothing`` collects the lanes with nothing left to ask
+                (they measure their recommendation again, free while another lane of the group searches)."""
                 points = {}
+                noise_known = self._counted_metric() or self._pooled_noise() is not None
                 for ln in g:
                     p = None
                     if n_next == 0 and ln in self.warm_codes:  # warm start: measured first
@@ -95,9 +181,14 @@ class TunerSearch(TunerConnect):
                         p = opts[ln].ispace.point(ranked[i]) if i < len(ranked) else None
                     else:  # the top two within their counting noise: measure the less certain again
                         opt = opts[ln]
-                        again = (remeasure_key(opt, n_initial=opt.n_initial)
-                                 if isinstance(opt, GPOptimizer) and not opt.in_initial_design() else None)
+                        searching = isinstance(opt, GPOptimizer) and not opt.in_initial_design()
+                        again = remeasure_key(opt, n_initial=opt.n_initial) if searching else None
+                        if searching and again is None and not noise_known and not opt.has_prior:
+                            # a scope reports no noise: the first repeat (of the incumbent) gives it
+                            again = opt.ranked()[0]
                         p = opt.ask() if again is None else opt.ispace.point(again)
+                        if p is None and nothing is not None:
+                            nothing.add(ln)
                     points[ln] = p if p is not None else opts[ln].recommend()
                 return src.validate({ln: src.codes_for(ln, points[ln]) for ln in g})
 
@@ -111,27 +202,44 @@ class TunerSearch(TunerConnect):
                 else:  # its intent is already durable (the 'next' of the previous measure record)
                     codes = planned
                     src.apply(codes)
-                readings = src.read(codes=codes, stop=self._abort_check)
+                test = self._dwell_test()
+                refs = None if test is None else self._references(
+                    gi, codes, {ln: unchanged[ln][0] for ln in g})
+                readings = src.read(codes=codes, stop=self._abort_check, refs=refs, test=test)
                 for ln in g:  # in memory only; the record below makes it durable
                     _tell(opts[ln], _point(src, readings[ln].codes), readings[ln].margin,
                           readings[ln].variance(cfg.metric))
+                noise = self._pooled_noise(readings)
+                self._set_noise(opts, noise)
                 # Propose the next codes now, so one fsync'd record carries both this result and the
                 # intent of the next write (the rule "journal before the hardware write" holds with
                 # one fsync per evaluation instead of two).
                 used_s += time.perf_counter() - t0
                 recs = {}
                 for ln in g:  # the recommendation now (its GP fit is the one the next ask reuses)
-                    p = opts[ln].recommend()
+                    p = _pick(opts[ln])
                     recs[ln] = None if p is None else src.codes_for(ln, p)
                     opt = opts[ln]
                     in_design = isinstance(opt, GPOptimizer) and opt.in_initial_design()
                     same = recs[ln] is not None and recs[ln] == unchanged[ln][0]
                     unchanged[ln] = (recs[ln], unchanged[ln][1] + 1 if same and not in_design else 0)
-                stop = self._stop_rule(g, best, readings, used_s, unchanged, n)
-                planned = propose(n + 1) if n + 1 < cfg.budget and not stop else None
+                rule, stop = self._stop_rule(g, best, readings, used_s, unchanged, n)
+                if not rule and n + 1 < main_budget and cfg.settled_stop:
+                    rule, stop = self._settled(gi, g, opts, readings)
+                planned = None
+                if not rule and n + 1 < cfg.budget:
+                    nothing: set[int] = set()
+                    planned = propose(n + 1, nothing=nothing)
+                    if n + 1 < main_budget and nothing >= set(g):
+                        rule, stop, planned = "exhausted", ("every code measured and no close contender left to "
+                                                            "measure again"), None
+                if not rule and planned is None:
+                    rule, stop = "budget", f"evaluation budget {cfg.budget} used"
                 extra = {str(ln): _optimizer_extra(opts[ln]) for ln in g}
                 wall = time.perf_counter() - t0
-                fields: dict[str, Any] = {"stop": stop} if stop else {}
+                fields: dict[str, Any] = {"stop": stop, "stop_rule": rule} if rule else {}
+                if noise is not None:
+                    fields["noise"] = noise
                 fields["rec"] = {str(ln): {"codes": unchanged[ln][0], "held": unchanged[ln][1]}
                                  for ln in g if unchanged[ln][0] is not None}
                 if planned is not None:
@@ -146,11 +254,13 @@ class TunerSearch(TunerConnect):
                     self._emit("evaluation", n=n, budget=cfg.budget, lane=ln, group=gi, codes=r.codes,
                                margin=r.margin, counts=r.counts, best_margin=best[ln])
                 n += 1
-                if stop:
+                if rule:
                     self._phase("tuning", f"lanes {','.join(map(str, g))}: stopped after {n}/{cfg.budget} "
-                                          f"evaluations: {stop}")
+                                          f"evaluations ({rule})")
+                    self._emit("stop", group=gi, lanes=list(g), evaluations=n, budget=cfg.budget, rule=rule,
+                               reason=stop)
             for ln in g:
-                p = opts[ln].recommend()
+                p = _pick(opts[ln])
                 rec[ln] = src.codes_for(ln, p) if p is not None else dict(self.originals[ln])
         self._recommended = rec
         return rec
@@ -161,20 +271,79 @@ class TunerSearch(TunerConnect):
         return len(ms) >= self.config.budget or bool(ms and ms[-1].get("stop"))
 
     def _stop_rule(self, g: list[int], best: dict[int, float], readings: Mapping[int, LiveReading],
-                   used_s: float, unchanged: dict[int, tuple[dict[str, int] | None, int]], n: int) -> str:
+                   used_s: float, unchanged: dict[int, tuple[dict[str, int] | None, int]],
+                   n: int) -> tuple[str, str]:
+        """(rule, reason) of the first of target, time and patience that holds, else ("", "")."""
         cfg = self.config
         now = {ln: max(best[ln], readings[ln].margin) for ln in g}
         if cfg.target_margin is not None and all(m >= cfg.target_margin for m in now.values()):
-            return f"target margin {cfg.target_margin:g} reached"
+            return "target", f"target margin {cfg.target_margin:g} reached"
         if cfg.time_budget_s is not None and used_s >= cfg.time_budget_s:
-            return f"time budget {cfg.time_budget_s:g} s used"
+            return "time", f"time budget {cfg.time_budget_s:g} s used"
         # patience is checked during the search only: once the closing re-measurements have begun they run
         # to the end. A patience stop skips them (the pick held for K evaluations; the long-dwell verify
         # measures it again anyway).
         if (cfg.patience is not None and n + 1 < cfg.budget - int(cfg.remeasure_top_k)
                 and all(unchanged[ln][1] >= int(cfg.patience) for ln in g)):
-            return f"recommendation unchanged for {int(cfg.patience)} evaluations (patience)"
-        return ""
+            return "patience", f"recommendation unchanged for {int(cfg.patience)} evaluations (patience)"
+        return "", ""
+
+    def _settled(self, gi: int, g: list[int], opts: Mapping[int, BaseOptimizer],
+                 readings: Mapping[int, LiveReading]) -> tuple[str, str]:
+        """("settled", reason) when no lane of the group has a code left (measured or not) whose upper
+        bound beats its incumbent's lower bound (``eqtune.tune.recommend.settlement``), or when the only
+        codes left in contention are error-free over at least two full dwells each, like the incumbent
+        (measured again at this dwell they count zero again: only a longer dwell tells them apart)."""
+        why = []
+        for ln in g:
+            opt = opts[ln]
+            if not isinstance(opt, GPOptimizer) or opt.in_initial_design():
+                return "", ""
+            if opt.has_prior and len(opt.ys) < default_n_initial(opt.ispace.d):
+                # a prior (earlier lanes or modules) skips the design, but another module is not the same
+                # link: settle only on at least an initial design's worth of this lane's own measurements
+                return "", ""
+            st = settlement(opt)
+            if st is None:
+                return "", ""
+            if st.settled:
+                why.append(f"lane {ln}: {st.describe()}")
+                continue
+            if not self._counted_metric() or st.unmeasured_contenders:
+                return "", ""
+            counts = self._code_counts(gi, ln, opt, readings)
+            full = self._full_bits(gi, ln, readings)
+            tied = [st.incumbent, *st.contenders]
+            if full <= 0 or not all(counts.get(k, (0, 1))[1] == 0 and counts.get(k, (0, 0))[0] >= 2 * full
+                                    for k in tied):
+                return "", ""
+            why.append(f"lane {ln}: the {len(tied)} codes left in contention counted no errors in "
+                       f"{min(counts[k][0] for k in tied):.3g} bits or more each: at this dwell they are "
+                       "equal (a longer --dwell can tell them apart)")
+        return "settled", "; ".join(why)
+
+    def _code_counts(self, gi: int, ln: int, opt: GPOptimizer,
+                     readings: Mapping[int, LiveReading]) -> dict[tuple[int, ...], tuple[int, int]]:
+        """Per measured code of lane ``ln`` (the optimizer's key): pooled (bits, errors) over this
+        group's journaled measurements and ``readings`` (the one not journaled yet)."""
+        src = self.sources[gi]
+        rows = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)]
+        rows.append(readings[ln].to_dict() if ln in readings else None)
+        out: dict[tuple[int, ...], tuple[int, int]] = {}
+        for r in rows:
+            cnt = (r or {}).get("counts") or {}
+            if not r or not cnt.get("bits"):
+                continue
+            key = opt.ispace.key_of(_point(src, r["codes"]))
+            b, e = out.get(key, (0, 0))
+            out[key] = (b + int(cnt["bits"]), e + int(cnt.get("errors") or 0))
+        return out
+
+    def _full_bits(self, gi: int, ln: int, readings: Mapping[int, LiveReading]) -> int:
+        """Bits of one full dwell of lane ``ln``: the most any single measurement of the group counted."""
+        rows = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)]
+        rows.append(readings[ln].to_dict() if ln in readings else None)
+        return max((int(((r or {}).get("counts") or {}).get("bits") or 0) for r in rows), default=0)
 
     def _unchanged_runs(self, gi: int) -> dict[int, tuple[dict[str, int] | None, int]]:
         """Per lane of group ``gi``: (last recommended codes, evaluations it has held unchanged), from the
@@ -195,7 +364,7 @@ class TunerSearch(TunerConnect):
             for gi, g in enumerate(self.groups):
                 opts = self._optimizers(gi)
                 for ln in g:
-                    p = opts[ln].recommend()
+                    p = _pick(opts[ln])
                     rec[ln] = self.sources[gi].codes_for(ln, p) if p is not None else dict(self.originals[ln])
             self._recommended = rec
         return rec
@@ -251,6 +420,20 @@ def _optimizer_extra(opt: BaseOptimizer) -> dict[str, Any]:
     except Exception:  # an optimizer without state: replaying tell() is all there is
         return {}
     return {k: v for k, v in st.items() if k not in _OBSERVATION_KEYS}
+
+
+def _pick(opt: BaseOptimizer) -> dict[str, float] | None:
+    """The optimizer's recommendation, never a code measured significantly worse than the best code
+    measured so far (``eqtune.tune.recommend.guard_pick``)."""
+    p = opt.recommend()
+    if p is None or not isinstance(opt, GPOptimizer):
+        return p
+    key = guard_pick(opt, opt.ispace.key_of(p))
+    return opt.ispace.point(key)
+
+
+def _codes_key(codes: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((str(k), int(v)) for k, v in codes.items()))
 
 
 def _point(src: LiveSource, codes: Mapping[str, Any]) -> dict[str, float]:

@@ -38,6 +38,10 @@ class LaneResult:
     # lanes that ran Tx input adaptive EQ before tuning: True = back on after the decision (the tx_eq
     # in ``final`` is only the dormant fixed code), False = the kept fixed tx_eq replaced it; else None
     tx_adaptive: bool | None = None
+    # why the lane's group stopped searching: the rule (target|time|patience|settled|exhausted|budget) and
+    # its reason, from the group's last measure record; None while it searches
+    stop_rule: str | None = None
+    stop: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -66,7 +70,8 @@ class LiveResult:
         for ln, r in sorted(self.lanes.items()):
             b = "?" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
             v = "?" if r.verified_margin is None else f"{r.verified_margin:.3f}"
-            out.append(f"lane {ln}: baseline {b} -> tuned {v} {unit} after {r.evaluations} evaluations; "
+            why = f" ({r.stop_rule})" if r.stop_rule else ""
+            out.append(f"lane {ln}: baseline {b} -> tuned {v} {unit} after {r.evaluations} evaluations{why}; "
                        f"{r.decision or 'undecided'}; module holds {_fmt_codes(r.final or r.original)}"
                        + (" with Tx input adaptive EQ on" if r.tx_adaptive else ""))
         out.append(f"journal: {Path(self.session_dir) / 'journal.jsonl'}")
@@ -159,6 +164,8 @@ class SessionView:
                 lr = _lane_map(m["lanes"]).get(ln)
                 if lr is not None:
                     r.history.append((dict(lr["codes"]), float(lr["margin"])))
+                    if m.get("stop"):
+                        r.stop_rule, r.stop = str(m.get("stop_rule") or "other"), str(m["stop"])
             r.evaluations = len(r.history)
             r.best_observed = max((m for _, m in r.history), default=None)
             if ln in dec:

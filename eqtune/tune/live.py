@@ -39,6 +39,7 @@ from eqtune.serdes.knobs import (
     Knob,
     KnobSpace,
 )
+from eqtune.tune.dwell import SequentialDwell
 
 if TYPE_CHECKING:
     from eqtune.tune.source import Measurement
@@ -192,6 +193,33 @@ def tx_adaptive_lanes(module: Any, lanes: Sequence[int]) -> list[int]:
     return [ln for ln in lanes if on.get(ln)]
 
 
+def instrument_channels(instrument: Any, metric: str = "ber") -> int:
+    """Lanes an instrument counts errors on in one dwell: a multi-channel BERT (``channels`` > 1 and
+    ``measure_ber_lanes(lanes, dwell_s) -> {lane: BerCount}``, every channel gated together) measures
+    that many; any other instrument one lane at a time."""
+    if instrument is None or metric not in ("ber", "q_db"):
+        return 1
+    n = getattr(instrument, "channels", 1)
+    if not isinstance(n, int) or n < 2 or not callable(getattr(instrument, "measure_ber_lanes", None)):
+        return 1
+    return n
+
+
+def lane_groups(lanes: Sequence[int], instrument: Any = None, *, parallel: bool | None = None,
+                metric: str = "ber") -> list[list[int]]:
+    """Lanes measured together, in order: the module's checker counts every lane at once; a BERT with
+    ``k`` channels counts ``k`` lanes per dwell; a scope or a one-channel BERT one lane per dwell.
+    ``parallel=False`` measures lane by lane anyway. The number of groups is the number of dwells one
+    evaluation of the whole module takes."""
+    lanes = [int(x) for x in lanes]
+    if parallel is False:
+        return [[ln] for ln in lanes]
+    if instrument is None:
+        return [lanes]
+    k = instrument_channels(instrument, metric)
+    return [lanes[i:i + k] for i in range(0, len(lanes), k)]
+
+
 def point_codes(point: Mapping[str, float]) -> dict[str, int]:
     """Integer module codes of an ``EqPoint`` (only module knobs)."""
     out: dict[str, int] = {}
@@ -237,8 +265,9 @@ class LiveSource:
         if not self.lanes:
             raise TuneError("no lanes to tune: give --lane N")
         self.instrument = instrument
-        if instrument is not None and len(self.lanes) > 1:
-            raise TuneError("an instrument measures one lane at a time: tune lanes one after another")
+        if instrument is not None and len(self.lanes) > instrument_channels(instrument, metric):
+            raise TuneError(f"the instrument measures {instrument_channels(instrument, metric)} lane(s) at a time: "
+                            f"{len(self.lanes)} lanes cannot be measured together; tune them in groups")
         self.dwell_s = float(dwell_s)
         self.settle_s = float(settle_s)
         self.metric = metric
@@ -272,7 +301,7 @@ class LiveSource:
 
     @property
     def parallel(self) -> bool:
-        return self.instrument is None
+        return self.instrument is None or len(self.lanes) > 1
 
     # -- the two halves ------------------------------------------------------------------------
     def codes_for(self, lane: int, point: Mapping[str, float]) -> dict[str, int]:
@@ -333,35 +362,82 @@ class LiveSource:
             total = {ln: (total[ln] + c if ln in total else c) for ln, c in part.items()}
         return total
 
+    def _ber_counter(self) -> Any:
+        """``count(dwell) -> {lane: BerCount}`` for this source's lanes (module checker or BERT)."""
+        if self.instrument is None:
+            return lambda d: self.module.module_ber(list(self.lanes), d)
+        if len(self.lanes) > 1:  # a multi-channel BERT: every channel gated together
+            return lambda d: self.instrument.measure_ber_lanes(list(self.lanes), d)
+        ln = self.lanes[0]
+        return lambda d: {ln: _instrument_ber(self.instrument, ln, d)}
+
+    def _sequential(self, dwell: float, count: Any, stop: Any, test: SequentialDwell,
+                    refs: Mapping[int, tuple[int, int] | None]) -> tuple[dict[int, Any], dict[int, dict[str, Any]]]:
+        """Counts over at most ``dwell``, looked at after each share of ``test.fractions()``; ends at
+        the first look where every lane's verdict against its reference is decided. Returns the summed
+        counts and per lane the record of every partial dwell: ``looks`` ([bits, errors] cumulative at
+        each look), ``verdict`` (worse | better | None) and ``dwell_full_s`` (the dwell it may take)."""
+        total: dict[int, Any] = {}
+        looks: dict[int, list[list[int]]] = {ln: [] for ln in self.lanes}
+        verdicts: dict[int, str | None] = {ln: None for ln in self.lanes}
+        done = 0.0
+        for f in test.fractions():
+            part = self._counted(dwell * (f - done), count, stop)
+            done = f
+            total = {ln: (total[ln] + c if ln in total else c) for ln, c in part.items()}
+            for ln in self.lanes:
+                if ln not in total:
+                    break
+                c = total[ln]
+                looks[ln].append([int(c.bits), int(c.errors)])
+                ref = refs.get(ln)
+                verdicts[ln] = test.verdict((int(c.bits), int(c.errors)),
+                                            None if ref is None else (int(ref[0]), int(ref[1])))
+            if all(verdicts[ln] is not None for ln in self.lanes):
+                break
+        info = {ln: {"looks": looks[ln], "verdict": verdicts[ln], "dwell_full_s": float(dwell)} for ln in self.lanes}
+        return total, info
+
     def read(self, dwell_s: float | None = None, codes: Mapping[int, Mapping[str, int]] | None = None,
-             stop: Any = None) -> dict[int, LiveReading]:
+             stop: Any = None, refs: Mapping[int, tuple[int, int] | None] | None = None,
+             test: SequentialDwell | None = None) -> dict[int, LiveReading]:
         """Measure every lane for ``dwell_s`` (default: the source's dwell). ``stop``: called between
-        gates of a long dwell; it raises to abandon the measurement (abort)."""
+        gates of a long dwell; it raises to abandon the measurement (abort).
+
+        ``refs`` (per lane the (bits, errors) of the code this one is compared with, the incumbent) and
+        ``test``: a BER dwell that ends as soon as every lane's count decides against its reference
+        (``eqtune.tune.dwell.SequentialDwell``); each reading's ``counts`` then carry the
+        partial dwells (``looks``), the ``verdict`` and the full dwell it could have taken. A lane
+        without a reference dwells the whole ``dwell_s``."""
         dwell = float(dwell_s if dwell_s is not None else self.dwell_s)
         t0 = time.perf_counter()
         out: dict[int, LiveReading] = {}
-        if self.instrument is None:
-            counts = self._counted(dwell, lambda d: self.module.module_ber(list(self.lanes), d), stop)
+        if self.metric in ("ber", "q_db"):
+            count = self._ber_counter()
+            seq = test is not None and refs is not None and any(refs.get(ln) for ln in self.lanes)
+            if seq:
+                assert test is not None and refs is not None
+                counts, info = self._sequential(dwell, count, stop, test, refs)
+            else:
+                counts, info = self._counted(dwell, count, stop), {}
             for ln in self.lanes:
                 if ln not in counts:
                     raise ModuleError(f"the module's BER checker returned nothing for lane {ln}: "
                                       "check that the PRBS checker is enabled on that lane")
                 c = counts[ln]
-                out[ln] = LiveReading(ln, {}, margin_of(int(c.bits), int(c.errors), self.metric), _counts(c))
+                cd = _counts(c)
+                cd.update(info.get(ln, {}))
+                out[ln] = LiveReading(ln, {}, margin_of(int(c.bits), int(c.errors), self.metric), cd)
         else:
             ln = self.lanes[0]
-            if self.metric == "eye_height":
-                eye = _instrument_eye(self.instrument, ln, dwell)
-                ehs = eye.get("eye_height_mv")
-                if ehs is None or ehs == []:
-                    raise InstrumentError("the scope returned no eye height: check the pattern and triggering")
-                vals = list(ehs) if isinstance(ehs, (list, tuple)) else [ehs]
-                # a closed eye has no height (SCPI NaN -> None): it ranks below every open eye
-                m = CLOSED_EYE_MV if any(v is None for v in vals) else float(min(vals))
-                out[ln] = LiveReading(ln, {}, m, {}, {k: v for k, v in eye.items()})
-            else:
-                c = self._counted(dwell, lambda d: {ln: _instrument_ber(self.instrument, ln, d)}, stop)[ln]
-                out[ln] = LiveReading(ln, {}, margin_of(int(c.bits), int(c.errors), self.metric), _counts(c))
+            eye = _instrument_eye(self.instrument, ln, dwell)
+            ehs = eye.get("eye_height_mv")
+            if ehs is None or ehs == []:
+                raise InstrumentError("the scope returned no eye height: check the pattern and triggering")
+            vals = list(ehs) if isinstance(ehs, (list, tuple)) else [ehs]
+            # a closed eye has no height (SCPI NaN -> None): it ranks below every open eye
+            m = CLOSED_EYE_MV if any(v is None for v in vals) else float(min(vals))
+            out[ln] = LiveReading(ln, {}, m, {}, {k: v for k, v in eye.items()})
         dt = time.perf_counter() - t0
         for ln, r in out.items():
             r.cost_s = dt

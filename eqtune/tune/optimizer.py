@@ -248,6 +248,19 @@ class GPOptimizer(BaseOptimizer):
         super().tell(point, margin)
         self.margin_vars.append(None if variance is None else float(variance))
 
+    def set_noise(self, variance: float | Sequence[float] | None) -> None:
+        """The noise variance (margin units squared) of every observation, one value or one per
+        observation: an instrument that reports none (a scope's eye height), estimated from repeats
+        (``eqtune.tune.recommend.pooled_variance``). None = unknown again. Refitted at the next use."""
+        if variance is None or isinstance(variance, (int, float)):
+            self.margin_vars = [None if variance is None else float(variance)] * len(self.ys)
+        else:
+            vs = [float(v) for v in variance]
+            if len(vs) != len(self.ys):
+                raise TuneError(f"{len(vs)} noise variances for {len(self.ys)} observations")
+            self.margin_vars = list(vs)
+        self._model_n = -1
+
     def _config(self) -> dict[str, Any]:
         return {"n_initial": self.n_initial, "acq": self.acq, "xi": self.xi, "kappa": self.kappa,
                 "n_candidates": self.n_candidates, "n_restarts": self.n_restarts, "noise": self.noise,

@@ -107,8 +107,10 @@ class LivePlan:
         space = f"{self.feasible} feasible codes" if self.feasible is not None else f"{self.space_size} codes"
         how = (f"exhaustive: every code once, then the close contenders re-measured (up to {self.budget})"
                if self.mode == "exhaustive" else f"Bayesian search, up to {self.budget} evaluations")
-        return (f"plan: knobs {', '.join(self.knobs)}; {space}; {how} per lane group x {self.groups}; "
-                f"expected {_duration(self.expected_s)} at {self.dwell_s:g} s dwell")
+        dwells = f"{self.groups} dwell{'s' if self.groups != 1 else ''} to measure every lane once"
+        return (f"plan: knobs {', '.join(self.knobs)}; {space}; {how} per lane group x {self.groups} ({dwells}); "
+                f"at most {_duration(self.expected_s)} at {self.dwell_s:g} s dwell (less when BER counts decide "
+                "early or a group stops with nothing left to learn)")
 
 
 def live_plan(space: KnobSpace, *, groups: int, budget: int, dwell_s: float, verify_dwell_s: float | None = None,

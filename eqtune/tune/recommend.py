@@ -287,3 +287,129 @@ def remeasure_key(opt: Any, *, z_close: float | None = None, max_share: float | 
     b, r = c.best, c.runner_up
     assert r is not None
     return c.keys[b] if c.sd[b] >= c.sd[r] else c.keys[r]
+
+
+#: the "settled" stop: nothing left whose upper bound ``mean + SETTLED_Z sd`` beats the incumbent's lower
+#: bound ``mean - SETTLED_Z sd`` (posterior, margin units; one-sided 97.7 % each)
+SETTLED_Z = 2.0
+#: unmeasured codes are bounded by the GP posterior when the feasible space is enumerated and no larger
+SETTLED_MAX_CODES = 50_000
+
+
+@dataclass
+class Settlement:
+    """Whether any code can still beat the incumbent (margin units): the incumbent's lower bound,
+    the highest upper bound of any other code (measured or not) and that code's key."""
+
+    settled: bool
+    incumbent: Key
+    incumbent_low: float
+    best_other_high: float
+    other: Key | None
+    unmeasured: int  # feasible codes not measured yet (bounded by the GP posterior)
+    contenders: list[Key]  # measured codes whose upper bound still reaches the incumbent's lower bound
+    unmeasured_contenders: int  # unmeasured codes whose upper bound still reaches it
+
+    def describe(self) -> str:
+        return (f"nothing left can beat the incumbent: its lower bound {self.incumbent_low:.3f} is above every "
+                f"other code's upper bound (best {self.best_other_high:.3f}; {self.unmeasured} codes unmeasured)")
+
+
+def settlement(opt: Any, z: float = SETTLED_Z, max_codes: int = SETTLED_MAX_CODES) -> Settlement | None:
+    """The settled test of a fitted ``GPOptimizer``: the incumbent is its recommendation; measured codes
+    are bounded by the noise-aware posterior (``contest``) when every observation carries a known
+    variance, else (a transfer prior, unknown noise) like the unmeasured ones by the GP's predictive
+    posterior of the noise-free margin (R&W 2006 eqs. 2.25-2.26). None when it cannot be decided (no
+    model yet, a space too large to enumerate): the caller then searches on."""
+    grid = getattr(opt.ispace, "grid", None)
+    if grid is None or len(grid) > max_codes or opt._fit() is None:
+        return None
+    from eqtune.tune.base import keys_array
+
+    c = contest(opt)
+    measured = list(c.keys) if c is not None else list(opt.mean_by_point())
+    seen = set(measured)
+    todo = [k for k in (tuple(int(v) for v in row) for row in grid) if k not in seen]
+    keys = (todo if c is not None else measured + todo)
+    mean = np.empty(0)
+    sd = np.empty(0)
+    if keys:
+        t_mean, t_std = opt._predict(keys_array(keys, opt.ispace.d), return_std=True)
+        mu, scale = opt._ystats
+        y, dy = opt._warp_inverse(mu - scale * np.asarray(t_mean))
+        mean, sd = np.asarray(y, dtype=float), np.asarray(dy * scale * np.asarray(t_std), dtype=float)
+    if c is not None:
+        keys = list(c.keys) + keys
+        mean = np.concatenate([c.mean, mean])
+        sd = np.concatenate([c.sd, sd])
+        inc = c.keys[c.best]
+    else:
+        rec = opt.recommend()
+        if rec is None:
+            return None
+        inc = opt.ispace.key_of(rec)
+    where = {k: i for i, k in enumerate(keys)}
+    if inc not in where:
+        return None
+    b = where[inc]
+    low = float(mean[b] - z * sd[b])
+    high = mean + z * sd
+    high[b] = -math.inf
+    n_meas = len(measured)
+    contenders = [keys[i] for i in range(len(keys)) if i < n_meas and high[i] >= low]
+    n_up = int(np.sum(high[n_meas:] >= low))
+    i = int(np.argmax(high)) if len(keys) > 1 else b
+    top = float(high[i]) if len(keys) > 1 else -math.inf
+    return Settlement(bool(top < low), inc, low, top, keys[i] if len(keys) > 1 else None, len(todo), contenders, n_up)
+
+
+#: the smallest pooled variance used (margin units squared): a scope that repeats exactly still gets a
+#: finite noise, so the posterior stays well conditioned
+POOLED_FLOOR = 1e-8
+
+
+def pooled_variance(observations: Sequence[tuple[Any, float]]) -> tuple[float, int] | None:
+    """Pooled within-code variance of repeated measurements and its degrees of freedom:
+    ``s^2 = sum_k sum_i (y_ki - mean_k)^2 / sum_k (n_k - 1)`` over every code (key) measured more than
+    once (the one-way ANOVA within-group mean square, e.g. Montgomery, *Design and Analysis of
+    Experiments*, 8th ed., 2013, sec. 3.3). ``observations``: (key, margin); a key may combine lane and
+    codes (pooled per session). None before any repeat."""
+    by: dict[Any, list[float]] = {}
+    for k, y in observations:
+        by.setdefault(k, []).append(float(y))
+    dof = sum(len(v) - 1 for v in by.values() if len(v) > 1)
+    if dof <= 0:
+        return None
+    ss = sum(float(np.sum((np.asarray(v) - np.mean(v)) ** 2)) for v in by.values() if len(v) > 1)
+    return max(ss / dof, POOLED_FLOOR), int(dof)
+
+
+#: the final-pick guard: a recommendation measured more than this many standard errors of the difference below
+#: the best measured code
+#: gives way to it (1: the pick may trail a measured code by noise, not by more)
+GUARD_Z = 1.0
+
+
+def guard_pick(opt: Any, key: Key, z: float = GUARD_Z) -> Key:
+    """``key`` (the model's recommendation), unless a measured code's observed mean beats the
+    recommendation's by more than ``z`` standard errors of the difference (each mean's variance
+    ``sum(v_i) / n^2`` from its observations' known variances): then that best measured code. Without
+    known variances a measured code is what it read, so the best observed mean wins. The model may
+    prefer a code for its neighbours; it may not pick one the measurements themselves refute."""
+    means: dict[Key, tuple[float, int]] = opt.mean_by_point()
+    if key not in means:
+        return key
+    best: Key = max(means, key=lambda k: means[k][0])
+    if best == key:
+        return key
+    gap = means[best][0] - means[key][0]
+    if gap <= 0.0:
+        return key
+    variances = list(getattr(opt, "margin_vars", None) or [])
+    if len(variances) != len(opt.ys) or any(v is None for k, v in zip(opt.keys, variances) if k in (best, key)):
+        return best
+    var = 0.0
+    for k in (best, key):
+        vs = [float(v) for kk, v in zip(opt.keys, variances) if kk == k]
+        var += sum(vs) / len(vs) ** 2
+    return best if gap > z * math.sqrt(var) else key

@@ -81,7 +81,9 @@ def test_resume_an_aborted_session_from_the_cli(tmp_path):
     assert code == 0, out
     view = load_session(t.session_id, tmp_path)
     assert view.status() == "done"
-    assert [m["n"] for m in view.measurements()] == list(range(6))
+    ms = view.measurements()  # no evaluation lost or repeated; the group ends by a journaled rule
+    assert [m["n"] for m in ms] == list(range(len(ms))) and len(ms) > 3
+    assert ms[-1]["stop_rule"] in ("budget", "settled", "exhausted") and (len(ms) == 6) == (ms[-1]["stop_rule"] == "budget")
 
 
 def test_tune_live_entry_point(tmp_path):

@@ -205,7 +205,10 @@ def test_step_by_step_pause_and_profile(tmp_path):
     assert not any(e.kind == "evaluation" for e in events)  # paused before the first evaluation
     tuner.unpause()
     th.join(60)
-    assert sum(e.kind == "evaluation" for e in events) == 8
+    # every evaluation journaled; the group ends by a rule (the budget, or earlier: settled / exhausted)
+    ms = tuner.view.measurements()
+    assert sum(e.kind == "evaluation" for e in events) == len(ms) <= 8
+    assert ms[-1]["stop_rule"] in ("budget", "settled", "exhausted")
     tuner.verify()
     tuner.decide()
     result = tuner.finish()
@@ -310,14 +313,15 @@ def test_patience_stops_when_the_recommendation_holds_and_resume_keeps_the_count
     import shutil
 
     res = "emu:c2m-10in?seed=21&settle_ms=0&fast=1&name=t-live-patience&adaptive=0"
-    cfg = LiveConfig(module=res, lanes=[1, 2], dwell_s=0.05, budget=30, seed=2, patience=4)
+    cfg = LiveConfig(module=res, lanes=[1, 2], dwell_s=0.05, budget=30, seed=2, patience=4,
+                     settled_stop=False)
     tuner = LiveTuner.create(cfg, sessions_dir=tmp_path)
     result = tuner.run()
     assert result.status == "done"
     view = load_session(tuner.session_id, tmp_path)
     ms = view.measurements()
     assert len(ms) < 30, "patience did not stop the group before its budget"
-    assert "patience" in ms[-1]["stop"] and "next" not in ms[-1]
+    assert "patience" in ms[-1]["stop"] and ms[-1]["stop_rule"] == "patience" and "next" not in ms[-1]
     for ln in ("1", "2"):
         held = [m["rec"][ln]["held"] for m in ms]
         assert held[-1] >= 4
