@@ -49,6 +49,11 @@ class EqtuneApp(App):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("f1", "help", "Help", priority=True),
+        # Tab moves the focus when the app reads the key, before the next key is routed: without priority
+        # the Tab waits in the field's queue behind nothing and the keys typed after it (a burst over SSH,
+        # a paste at terminal speed) were routed to the old field first ("Inc.s", "Site-OneCustTwo")
+        Binding("tab", "focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "focus_previous", "Previous field", show=False, priority=True),
         Binding("question_mark", "help_bare", "Help", show=False),
         Binding("ctrl+q", "quit_safely", "Quit", priority=True),
         Binding("ctrl+c", "quit_safely", "Quit", show=False, priority=True),

@@ -12,7 +12,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Label
 
 from eqtune.tui.format import fmt_codes, parse_lanes
-from eqtune.tui.steps.base import StepPane
+from eqtune.tui.steps.base import Field, StepPane
 
 IDENTITY_COLUMNS = ("field", "value")
 CAPABILITY_COLUMNS = ("capability", "value")
@@ -89,7 +89,7 @@ class DevicesPane(StepPane):
                 ("instrument-res", "Measure with", "", "empty: module's own BER; or TCPIP::host::port::SOCKET")):
             with Horizontal(classes="row"):
                 yield Label(label)
-                yield Input(value, id=wid, placeholder=example)
+                yield Field(value, id=wid, placeholder=example)
         with Horizontal(classes="buttons"):
             yield Button("Connect", id="connect", compact=True, variant="primary")
             yield Button("Use emulators", id="emulators", compact=True)
@@ -109,7 +109,7 @@ class DevicesPane(StepPane):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_connect()
+        self.when_typed(lambda: self.action_connect())  # read the form once every typed key is in its field
 
     def action_emulators(self) -> None:
         self.ctl.use_emulators()

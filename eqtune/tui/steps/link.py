@@ -9,7 +9,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from eqtune.tui.controller import LinkForm
 from eqtune.tui.messages import Advance
-from eqtune.tui.steps.base import StepPane
+from eqtune.tui.steps.base import Field, StepPane
 
 LINK_FIELDS = (
     ("channel", "Channel", "c2m-10in", "library name, or empty for pure live tuning"),
@@ -35,7 +35,7 @@ class LinkPane(StepPane):
         for key, label, default, help_ in LINK_FIELDS:
             with Horizontal(classes="row"):
                 yield Label(label)
-                yield Input(default, id=f"link-{key}", placeholder=help_)
+                yield Field(default, id=f"link-{key}", placeholder=help_)
                 yield Static(help_, classes="field-help")
         yield Static("", id="field-help-line", classes="hint")
         with Horizontal(classes="buttons"):
@@ -55,7 +55,7 @@ class LinkPane(StepPane):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_confirm()
+        self.when_typed(lambda: self.action_confirm())  # read the form once every typed key is in its field
 
     def form(self) -> LinkForm:
         from eqtune.errors import InputError

@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Input, Label, Static
 
 from eqtune.tui.messages import Advance
-from eqtune.tui.steps.base import StepPane
+from eqtune.tui.steps.base import Field, StepPane
 
 
 class SavePane(StepPane):
@@ -26,7 +26,7 @@ class SavePane(StepPane):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="row"):
             yield Label("More modules")
-            yield Input(id="push-more", placeholder="optional: other modules of the same PN, comma separated")
+            yield Field(id="push-more", placeholder="optional: other modules of the same PN, comma separated")
         with Horizontal(classes="buttons"):
             yield Button("Save profile", id="save", compact=True, variant="primary")
             yield Button("Push...", id="push", compact=True, variant="warning")
@@ -43,10 +43,7 @@ class SavePane(StepPane):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if self.ctl.profile_path is None:
-            self.action_save()
-        else:
-            self.action_push()
+        self.when_typed(self.action_save if self.ctl.profile_path is None else self.action_push)
 
     def action_save(self) -> None:
         def done(path: Any) -> None:
