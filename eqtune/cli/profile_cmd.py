@@ -137,9 +137,12 @@ def verify(file: str, module_res: str, force_identity: bool, as_json: bool) -> N
               help="Refuse the profile unless it is signed by a trusted key (--trusted-key / $EQTUNE_TRUSTED_KEYS).")
 @click.option("--trusted-key", "trusted_key", multiple=True, metavar="FILE",
               help="Ed25519 public key (.pub) or HMAC site key file trusted to sign profiles (repeatable).")
+@click.option("--allow-traffic-down", is_flag=True,
+              help="Write to modules whose Apply takes the data path (traffic) down (a maintenance window); "
+                   "without it such a module is refused, nothing written.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: bool, jobs: int,
-         require_signed: bool, trusted_key: tuple[str, ...], as_json: bool) -> None:
+         require_signed: bool, trusted_key: tuple[str, ...], allow_traffic_down: bool, as_json: bool) -> None:
     """Push a profile to one or more modules: verify, write, apply, read back, restore on failure."""
     from eqtune.errors import ProfileError
     from eqtune.session.profile import Profile
@@ -160,7 +163,7 @@ def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: boo
             click.echo(r.line())
 
     report = push_profile(prof, list(modules), dry_run=dry_run, force_identity=force_identity, jobs=jobs,
-                          on_result=progress if jobs == 1 else None)
+                          on_result=progress if jobs == 1 else None, allow_traffic_down=allow_traffic_down)
     if as_json:
         echo_json(report.to_dict())
     else:

@@ -63,6 +63,8 @@ class PushResult:
     # module reset mid-push loses lanes and knobs the profile does not set, so all of them are kept)
     snapshot: dict[int, dict[str, int]] = field(default_factory=dict)
     snapshot_adaptive: dict[int, bool] = field(default_factory=dict)
+    # the writes that took the data path (traffic) down, as the driver announced them just before each
+    outages: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -76,6 +78,7 @@ class PushResult:
             "now": None if self.now is None else {str(k): v for k, v in self.now.items()},
             "adaptive_before": list(self.adaptive_before),
             "writes": self.writes, "elapsed_s": round(self.elapsed_s, 4),
+            "outages": [dict(o) for o in self.outages],
         }
 
     def line(self) -> str:
@@ -192,8 +195,13 @@ def push_to_module(
     dry_run: bool = False,
     force_identity: bool = False,
     restore_time_s: float = RESTORE_TIME_LIMIT_S,
+    allow_traffic_down: bool = False,
 ) -> PushResult:
-    """Push to one open ``CmisModule``; never raises for device faults (they become the status)."""
+    """Push to one open ``CmisModule``; never raises for device faults (they become the status).
+
+    On a module whose Apply takes the data path (traffic) down the push is refused, nothing written,
+    unless ``allow_traffic_down`` (the operator's consent: ``--allow-traffic-down``, the TUI's dialog);
+    every outage is then listed in ``outages``."""
     t0 = time.perf_counter()
     res = PushResult(resource or getattr(module, "resource", "?"), REFUSED)
     target = profile.codes()
@@ -233,11 +241,21 @@ def push_to_module(
         res.status, res.now = UNCHANGED, dict(res.previous)
         res.message = "; ".join([*notes, "already holds the profile codes; nothing written"])
         return _done(res, t0)
+    from eqtune.session.consent import FLAG, OutageLog, traffic_down_notice
+
+    notice = traffic_down_notice(module, sorted(target), outages=1, what="the push")
+    down_note = (f"TRAFFIC GOES DOWN: the write re-initializes the data path of lane(s) "
+                 f"{','.join(map(str, notice.lanes))} ({notice.trigger}, {notice.length_text()})") if notice else ""
     if dry_run:
         res.status, res.now = DRY_RUN, dict(res.previous)
         res.message = "; ".join([*notes, "checks passed; would write " + _diff(res.previous, target)
-                                 + (f" and switch {adaptive_note}" if adaptive_note else "")])
+                                 + (f" and switch {adaptive_note}" if adaptive_note else "")]
+                                + ([down_note] if down_note else []))
         return _done(res, t0)
+    if notice is not None and not allow_traffic_down:
+        res.message = f"{down_note}; nothing written: push with {FLAG} in a maintenance window"
+        return _done(res, t0)
+    outages = OutageLog(module).install()
 
     # -- write, apply, read back ---------------------------------------------------------------
     failure = ""
@@ -247,8 +265,14 @@ def push_to_module(
         back = _read_codes(module, target, knobs)
         if back == target:
             res.status, res.now = APPLIED, back
+            res.outages = [{k: v for k, v in o.items() if k != "phase"} for o in outages.entries]
             res.message = "; ".join([*notes, "written, applied and read back: " + _diff(res.previous, target)]
-                                    + ([adaptive_note] if adaptive_note else []))
+                                    + ([adaptive_note] if adaptive_note else [])
+                                    + ([f"{len(res.outages)} traffic outage(s) on lane(s) "
+                                        + ",".join(str(ln) for ln in sorted({ln for o in res.outages
+                                                                            for ln in o['lanes']}))]
+                                       if res.outages else []))
+            outages.uninstall()
             return _done(res, t0)
         failure = f"read back {_fmt(back)} instead of {_fmt(target)}"
     except EqtuneError as exc:
@@ -258,6 +282,8 @@ def push_to_module(
 
     # -- restore -------------------------------------------------------------------------------
     res.status, res.now, left = _restore(module, res, knobs, restore_time_s)
+    res.outages = [{k: v for k, v in o.items() if k != "phase"} for o in outages.entries]
+    outages.uninstall()
     if res.status == RESTORED:
         res.message = f"push failed ({failure}); previous codes restored and verified" + (
             f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, res.adaptive_before))})"
@@ -461,6 +487,7 @@ def push_profile(
     jobs: int = 1,
     restore_time_s: float = RESTORE_TIME_LIMIT_S,
     trusted_keys: list[Any] | None = None,
+    allow_traffic_down: bool = False,
 ) -> PushReport:
     """Push a profile (or a profile path) to every module (resource strings or open modules).
 
@@ -494,7 +521,7 @@ def push_profile(
             if mod is not None:
                 try:
                     r = push_to_module(profile, mod, resource=item, dry_run=dry_run, force_identity=force_identity,
-                                       restore_time_s=restore_time_s)
+                                       restore_time_s=restore_time_s, allow_traffic_down=allow_traffic_down)
                 finally:
                     try:
                         mod.close()
@@ -502,7 +529,7 @@ def push_profile(
                         pass
         else:
             r = push_to_module(profile, item, dry_run=dry_run, force_identity=force_identity,
-                               restore_time_s=restore_time_s)
+                               restore_time_s=restore_time_s, allow_traffic_down=allow_traffic_down)
         if on_result is not None:
             on_result(r)
         return r

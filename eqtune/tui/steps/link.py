@@ -78,10 +78,26 @@ class LinkPane(StepPane):
     def action_confirm(self) -> None:
         try:
             link = self.form()
+            notice = self.ctl.traffic_down_notice(link.budget)
         except Exception as exc:
             self.fail(exc)
             return
+        if notice is None:
+            self._open(link, None)
+            return
+        from eqtune.tui.dialogs import TrafficDownScreen
 
+        def answered(choice: str | None) -> None:
+            if choice in (None, "stop"):
+                self.status("stopped before any write: nothing was written to the module (its traffic "
+                            "stayed up)", error=True)
+                return
+            self._open(link, choice)
+
+        self.app.push_screen(TrafficDownScreen(notice.lines(), notice.down_lanes), answered)
+
+    def _open(self, link: LinkForm, consent: str | None) -> None:
+        """Open the journaled session (the consent, if any, is journaled before the first write)."""
         def done(sid: str) -> None:
             cfg = self.ctl.tuner.config
             lines = [f"session {sid} journaled in {self.ctl.sessions_dir / sid}"]
@@ -98,7 +114,7 @@ class LinkPane(StepPane):
             self.post_message(Advance("baseline"))
 
         self.run("link", "opening the session journal and reading the module's original codes...",
-                 lambda: self.ctl.confirm_link(link), done)
+                 lambda: self.ctl.confirm_link(link, consent), done)
 
     def refresh_view(self) -> None:
         c = self.ctl.link

@@ -35,11 +35,8 @@ class SavePane(StepPane):
         yield DataTable(id="push-table", cursor_type="row")
 
     def on_mount(self) -> None:
-        self.query_one("#push-table", DataTable).add_columns("module", "status", "message")
+        self.query_one("#push-table", DataTable).add_columns("module", "status", "outages", "message")
         self.query_one("#continue", Button).display = False
-
-    def first_focus(self) -> None:
-        self.query_one("#save" if self.ctl.profile_path is None else "#push", Button).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -59,23 +56,34 @@ class SavePane(StepPane):
             return
         extra = [r.strip() for r in self.value("push-more").split(",") if r.strip()]
         targets = [self.ctl.module_resource] + extra
-        self.confirm("Push the profile?",
+        try:
+            notice = self.ctl.push_notice()
+        except Exception as exc:
+            self.fail(exc)
+            return
+        down = ""
+        if notice is not None:
+            down = (f"\nTRAFFIC GOES DOWN: {notice.trigger} re-initializes the data path of lane(s) "
+                    f"{','.join(map(str, notice.lanes))} on {self.ctl.module_resource}: 1 outage per module, "
+                    f"{notice.length_text()}. y accepts the outage(s) (a maintenance window).")
+        self.confirm("Push the profile?" + (" Traffic goes down" if notice is not None else ""),
                      f"Write {self.ctl.profile_path.name} to {len(targets)} module(s): {', '.join(targets)}. "
-                     "Each write is checked before any I/O, read back, and rolled back on a mismatch.",
-                     lambda: self._push(extra))
+                     "Each write is checked before any I/O, read back, and rolled back on a mismatch." + down,
+                     lambda: self._push(extra, allow_traffic_down=notice is not None))
 
-    def _push(self, extra: list[str]) -> None:
+    def _push(self, extra: list[str], *, allow_traffic_down: bool = False) -> None:
         def done(report: Any) -> None:
             table = self.query_one("#push-table", DataTable)
             table.clear()
             for r in report.results:
-                table.add_row(str(r.resource), r.status, r.message[:60])
+                table.add_row(str(r.resource), r.status, str(len(r.outages)), r.message)
             self.status(" / ".join(report.summary_lines()) + (". Enter: continue to the report" if report.ok else ""),
                         error=not report.ok)
             if report.ok:
                 self.focus_button("continue")
 
-        self.run("push", "pushing the profile (write, read back)...", lambda: self.ctl.push(extra), done)
+        self.run("push", "pushing the profile (write, read back)...",
+                 lambda: self.ctl.push(extra, allow_traffic_down=allow_traffic_down), done)
 
     def action_continue(self) -> None:
         self.post_message(Advance("report"))
