@@ -74,6 +74,7 @@ class EqtuneApp(App):
         self.last_error: str = ""
         self.status_text: str = ""
         self._keep_status = False
+        self.terminated_by = ""  # SIGTERM / SIGHUP, when one ended the app
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -89,6 +90,30 @@ class EqtuneApp(App):
     def on_mount(self) -> None:
         self.set_status(self.hint())
         self.call_after_refresh(self.pane().first_focus)
+        if not self.is_headless:
+            self._install_signal_handlers()
+
+    def _install_signal_handlers(self) -> None:
+        """SIGTERM (``kill``) and SIGHUP (the SSH session dropped) end the app as Ctrl+Q + y would: a
+        running tune is aborted first (original codes restored, read back), then the terminal is given
+        back by Textual's own shutdown. SIGKILL cannot be caught: eqtune.tui.terminal restores the
+        terminal from the supervising parent."""
+        import asyncio
+        import signal
+
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, self.on_terminate_signal, sig.name)
+        except (RuntimeError, NotImplementedError, ValueError):  # not the main thread, or no POSIX signals
+            pass
+
+    def on_terminate_signal(self, name: str) -> None:
+        """Stop safely on a terminate/hang-up signal (see :meth:`_install_signal_handlers`)."""
+        self.terminated_by = name
+        self.set_status(f"{name}: stopping (a running tune is aborted and the original codes restored)...",
+                        error=True)
+        self._quit_now()
 
     def get_system_commands(self, screen: Any) -> Any:
         """The command palette (Ctrl+P) lists the steps, the help and quitting, then Textual's own."""

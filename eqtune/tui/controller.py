@@ -71,6 +71,65 @@ class LinkForm:
             raise InputError(f"objective {self.metric!r} is unknown: use ber, q_db or eye_height")
 
 
+@dataclass(frozen=True)
+class JournalProgress:
+    """Where a session stands, from its journal alone (what a resumed screen must show).
+
+    ``step``: the wizard step to continue at (baseline, tune, verify or save). ``evaluations``: per lane,
+    the journaled tuning evaluations (one per ``measure`` record that measured the lane); ``planned``:
+    per lane the budget; ``best``: per lane the best (margin, codes) so far; ``groups_done``: groups
+    whose tuning loop ended (budget used or an early stop rule journaled)."""
+
+    step: str
+    evaluations: dict[int, int]
+    planned: dict[int, int]
+    best: dict[int, tuple[float, dict[str, int]]]
+    groups_done: int
+    groups: int
+
+    @property
+    def tuned(self) -> bool:
+        return self.groups_done >= self.groups > 0
+
+    def text(self) -> str:
+        done, total = sum(self.evaluations.values()), sum(self.planned.values())
+        return f"{done} of {total} lane evaluations journaled, {self.groups_done}/{self.groups} lane group(s) tuned"
+
+
+def journal_progress(view: Any) -> JournalProgress:
+    """The session's progress from its journal: the step to continue at and the tuning counts (the same
+    records the report counts). Rules of the live tuner (eqtune.session.live_search: a group is done when
+    its budget is used or its last measurement carries an early ``stop``; verify needs every group done)."""
+    plan = view.plan() or {}
+    budget = int(plan.get("budget") or view.config.budget)
+    groups = [list(map(int, g)) for g in plan.get("groups") or []]
+    lanes = [ln for g in groups for ln in g]
+    evaluations = dict.fromkeys(lanes, 0)
+    best: dict[int, tuple[float, dict[str, int]]] = {}
+    done = 0
+    for gi in range(len(groups)):
+        ms = view.measurements(gi)
+        for m in ms:
+            for key, r in (m.get("lanes") or {}).items():
+                ln = int(key)
+                evaluations[ln] = evaluations.get(ln, 0) + 1
+                margin = float(r["margin"])
+                if ln not in best or margin > best[ln][0]:
+                    best[ln] = (margin, {k: int(v) for k, v in (r.get("codes") or {}).items()})
+        if len(ms) >= budget or (ms and ms[-1].get("stop")):
+            done += 1
+    base, ver, dec = view.readings("baseline"), view.readings("verify"), view.decisions()
+    if not groups or any(ln not in base for ln in lanes):
+        step = "baseline"
+    elif done < len(groups):
+        step = "tune"
+    elif any(ln not in ver for ln in lanes) or any(ln not in dec for ln in lanes):
+        step = "verify"
+    else:
+        step = "save"
+    return JournalProgress(step, evaluations, dict.fromkeys(lanes, budget), best, done, len(groups))
+
+
 class SessionController:
     """One on-site session driven step by step (see the module docstring)."""
 
@@ -156,8 +215,9 @@ class SessionController:
         resource = resource.strip()
         if not resource:
             raise InputError("no module resource: type one (e.g. i2c:1@0x50) or press e for the emulators")
-        if isinstance(lanes, list):
-            bad = [ln for ln in lanes if not 1 <= ln <= 8]
+        typed = parse_lanes(lanes, 8) if isinstance(lanes, str) else list(lanes)  # before any I/O
+        if typed:
+            bad = [ln for ln in typed if not 1 <= ln <= 8]
             if bad:
                 raise InputError(f"lane(s) {bad} out of range: CMIS lanes are numbered 1..8")
         if self.module is not None and resource != self.module_resource:
@@ -297,6 +357,10 @@ class SessionController:
         self.baseline_result = self._need_tuner().baseline() or {}
         return self.baseline_result
 
+    def progress(self) -> JournalProgress | None:
+        """The session's progress from its journal (None without a session)."""
+        return journal_progress(self.tuner.view) if self.tuner is not None else None
+
     def readings(self, type_: str) -> dict[int, dict[str, Any]]:
         """Per-lane ``baseline`` / ``verify`` readings of the session (codes, counts, margin); {} without one."""
         return self.tuner.view.readings(type_) if self.tuner is not None else {}
@@ -306,13 +370,18 @@ class SessionController:
         if t.phase in ("aborted", "failed"):
             raise SessionError(f"session {self.session_id} was {t.phase} and its original codes restored: "
                                "confirm the link on step 3 to start a new session")
-        if not self.baseline_result and not t.view.readings("baseline"):
-            self.baseline()
+        prog = journal_progress(t.view)
+        if prog.step == "baseline":  # nothing runs behind a screen that does not show it
+            raise SessionError("the baseline is not measured yet: measure it on step 4 first")
         self.recommended = t.tune() or {}
         return self.recommended
 
     def verify(self) -> dict[int, dict[str, Any]]:
         t = self._need_tuner()
+        prog = journal_progress(t.view)
+        if prog.step in ("baseline", "tune"):  # verify would first run them, unseen, behind its screen
+            raise SessionError(f"tuning is not finished ({prog.text()}): continue it on step 5 (t) first"
+                               if prog.step == "tune" else "the baseline is not measured yet: step 4 first")
         self.verify_result = t.verify() or {}
         if t.phase not in ("aborted", "failed"):
             self.decisions = t.decide() or {}

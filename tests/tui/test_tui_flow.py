@@ -203,8 +203,8 @@ def test_whole_wizard_with_eight_lanes(tmp_path: Path) -> None:
             eye = str(app.query_one("#model-eye").render()).splitlines()
             assert len(eye) == 9 and all(len(row) <= 56 for row in eye)
             await pilot.press("n")
-            assert app.step == "save" and app.focused.id == "save"
-            await pilot.press("enter")
+            assert app.step == "save" and app.focused.id == "push-more"  # a field: letters typed here are text
+            await pilot.press("enter")  # Enter in the field saves the profile
             await _settle(app, pilot)
             assert app.ctl.profile_path is not None and app.ctl.profile_path.exists()
             assert app.focused.id == "push"

@@ -72,13 +72,12 @@ class SessionPane(StepPane):
         sid = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
         def done(view: Any) -> None:
+            from eqtune.tui.controller import journal_progress
+
             self.app.refresh_all()  # type: ignore[attr-defined]
-            nxt = "baseline"
-            if view.readings("baseline"):
-                nxt = "verify" if view.readings("verify") or view.measurements() else "tune"
-            self.status(f"resumed {sid} ({view.status()}, {len(view.measurements())} measurements done): "
-                        f"continuing at {nxt}")
-            self.post_message(Advance(nxt))
+            prog = journal_progress(view)  # the step the journal says, not a guess from what exists
+            self.status(f"resumed {sid}: {prog.text()}; continuing at {prog.step}")
+            self.post_message(Advance(prog.step))
 
         self.run("resume", f"resuming {sid}: reconnecting its module", lambda: self.ctl.resume_session(sid), done)
 

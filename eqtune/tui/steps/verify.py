@@ -48,10 +48,19 @@ class VerifyPane(StepPane):
         self.query_one("#continue", Button).display = False
 
     def action_verify(self) -> None:
+        from eqtune.tui.messages import Advance
+
+        prog = self.ctl.progress()
+        if prog is not None and prog.step in ("baseline", "tune"):  # verify would run them unseen: show them
+            self.status(f"not yet: {prog.text()}. Continue on step {prog.step} first", error=True)
+            self.post_message(Advance(prog.step))
+            return
         self.run("verify", "verifying: long dwell on the tuned codes of every lane...", self.ctl.verify,
                  lambda _r: self.show())
 
-    def show(self) -> None:
+    def show(self, *, quiet: bool = False) -> None:
+        """Draw the journal's verification and decisions; ``quiet``: a redraw (a resume), the status line
+        keeps what it says."""
         c = self.ctl
         metric = c.link.metric
         base, ver = c.readings("baseline"), c.readings("verify")
@@ -72,7 +81,12 @@ class VerifyPane(StepPane):
             "BER as errors/bits; '< x' = 95 % upper bound at 0 errors. keep = tuned codes held; "
             "restore = original codes back")
         self.show_eye(sorted(results)[0] if results else None)
-        self.status("verified: read the table and the eye, then Enter (or n) for Step 7 Save & push")
+        if not all(r.decision for r in results.values()):  # a resume between verification and decision
+            if not quiet:
+                self.status("verification journaled, keep/restore not decided yet: v decides (no new measurement)")
+            return
+        if not quiet:
+            self.status("verified: read the table and the eye, then Enter (or n) for Step 7 Save & push")
         self.focus_button("continue")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -90,4 +104,4 @@ class VerifyPane(StepPane):
 
     def refresh_view(self) -> None:
         if self.ctl.tuner is not None and self.ctl.readings("verify"):
-            self.show()
+            self.show(quiet=True)
