@@ -53,6 +53,8 @@ RECORD_TYPES: dict[str, str] = {
                "(trigger, lanes, expected outages, advertised MaxDurationDPInit s, lanes whose link was down)",
     "outage": "one write that takes the data path down, journaled just before it (the driver's notice): "
               "phase, lanes of the data path, message",
+    "verdict": "the operator stopped after the baseline (the TUI's first look: every lane already met the "
+               "target with margin): text, action stop",
     "abort": "the run stopped early: reason, error type",
     "end": "status done|aborted|failed and the per-lane summary",
     "profile": "a profile saved from this session: path, digest",

@@ -237,7 +237,17 @@ def push_to_module(
 
     adaptive_note = (f"Tx input adaptive EQ off on lane(s) {','.join(map(str, res.adaptive_before))} "
                      "(the profile sets a fixed tx_eq)") if res.adaptive_before else ""
-    if res.previous == target and not res.adaptive_before:
+    # the profile's Tx input EQ mode: lanes it wants on adaptive EQ that are not (a module left at a fixed
+    # tx_eq with adaptive off does not "hold the profile")
+    want_on = sorted(ln for ln, on in profile.tx_adaptive.items() if on)
+    switch_on = [ln for ln in want_on if not res.snapshot_adaptive.get(ln)]
+    if switch_on and not callable(getattr(module, "enable_tx_adaptive", None)):
+        res.message = (f"the profile wants Tx input adaptive EQ on lane(s) {','.join(map(str, switch_on))} and "
+                       "this module cannot switch it on - nothing written")
+        return _done(res, t0)
+    on_note = (f"Tx input adaptive EQ switched on, lane(s) {','.join(map(str, switch_on))} (the profile's mode)"
+               if switch_on else "")
+    if res.previous == target and not res.adaptive_before and not switch_on:
         res.status, res.now = UNCHANGED, dict(res.previous)
         res.message = "; ".join([*notes, "already holds the profile codes; nothing written"])
         return _done(res, t0)
@@ -250,6 +260,8 @@ def push_to_module(
         res.status, res.now = DRY_RUN, dict(res.previous)
         res.message = "; ".join([*notes, "checks passed; would write " + _diff(res.previous, target)
                                  + (f" and switch {adaptive_note}" if adaptive_note else "")]
+                                + ([f"would switch Tx input adaptive EQ on, lane(s) {','.join(map(str, switch_on))}"]
+                                   if switch_on else [])
                                 + ([down_note] if down_note else []))
         return _done(res, t0)
     if notice is not None and not allow_traffic_down:
@@ -262,19 +274,26 @@ def push_to_module(
     try:
         res.writes += 1
         module.apply_eq(target)
+        if switch_on:
+            res.writes += 1
+            module.enable_tx_adaptive(switch_on)  # type: ignore[attr-defined]
         back = _read_codes(module, target, knobs)
-        if back == target:
+        if switch_on and not _adaptive_holds(module, want_on):
+            failure = f"Tx input adaptive EQ reads back off on lane(s) {','.join(map(str, want_on))}"
+        elif back == target:
             res.status, res.now = APPLIED, back
             res.outages = [{k: v for k, v in o.items() if k != "phase"} for o in outages.entries]
             res.message = "; ".join([*notes, "written, applied and read back: " + _diff(res.previous, target)]
                                     + ([adaptive_note] if adaptive_note else [])
+                                    + ([on_note] if on_note else [])
                                     + ([f"{len(res.outages)} traffic outage(s) on lane(s) "
                                         + ",".join(str(ln) for ln in sorted({ln for o in res.outages
                                                                             for ln in o['lanes']}))]
                                        if res.outages else []))
             outages.uninstall()
             return _done(res, t0)
-        failure = f"read back {_fmt(back)} instead of {_fmt(target)}"
+        else:
+            failure = f"read back {_fmt(back)} instead of {_fmt(target)}"
     except EqtuneError as exc:
         failure = str(exc)
     except Exception as exc:

@@ -255,7 +255,8 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
     a("<h2>Decisions and events</h2><table><tr><th>Time (UTC)</th><th>Event</th><th>Details</th></tr>")
     for rec in view.records:
         t = rec.get("type")
-        if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile", "push"):
+        if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile", "push", "verdict",
+                     "consent"):
             continue
         when = _utc_text(rec.get("t"))
         if t == "decision":
@@ -268,6 +269,11 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
                   f"{'yes' if rec.get('verified') else 'NO'}"
         elif t == "abort":
             det = str(rec.get("reason", ""))
+        elif t == "verdict":
+            det = f"{rec.get('text', '')} Stopped here: the module keeps its codes."
+        elif t == "consent":
+            det = (f"traffic-down writes: {rec.get('choice')} ({rec.get('how')}), lane(s) "
+                   f"{_lanes(rec.get('lanes'))}")
         elif t == "end":
             det = f"status {rec.get('status')}" + (f" - {rec['message']}" if rec.get("message") else "")
         elif t == "profile":  # the file name only: the laptop's folders are not the customer's business

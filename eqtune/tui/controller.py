@@ -197,6 +197,7 @@ class SessionController:
         meta = self.tuner.view.header.get("metadata") or {}
         self.form = SessionForm(**{k: str(meta.get(k, "")) for k in ("site", "customer", "link", "operator")})
         self.tuner.connect()
+        self.link.metric = self.tuner.config.metric
         self.module = self.tuner.module
         self._read_identity()
         return self.tuner.view
@@ -233,8 +234,11 @@ class SessionController:
             raise InputError(f"lane(s) {','.join(map(str, missing))} do not exist on {resource}: it has lanes "
                              f"1..{n}; type e.g. 1-{n} or all")
         inst = instrument.strip() if instrument and instrument.strip() else None
+        self.instrument_kind = ""
         if inst:
             self.check_instrument(inst)
+            if self.instrument_kind == "scope":  # a sampling scope measures eye height, not bit errors
+                self.link.metric = "eye_height"
         self.module_resource = resource
         self.instrument_resource = inst
         self.lanes = sorted(set(chosen))
@@ -343,6 +347,7 @@ class SessionController:
                                       module=self.module, consent=answer, **self._opener_kw(instrument_only=True))
         self.session_id = self.tuner.session_id
         self.tuner.connect()
+        self.link.metric = self.tuner.config.metric  # a scope measures eye height (mV): every label follows
         if self.tuner.groups:  # "only the lanes whose link is down" may have narrowed them
             self.lanes = sorted(ln for g in self.tuner.groups for ln in g)
         return self.session_id
@@ -360,6 +365,13 @@ class SessionController:
     def progress(self) -> JournalProgress | None:
         """The session's progress from its journal (None without a session)."""
         return journal_progress(self.tuner.view) if self.tuner is not None else None
+
+    def stop_after_baseline(self, verdict: str) -> None:
+        """The first-look verdict accepted: journal it and end the session (the module keeps its codes)."""
+        t = self._need_tuner()
+        if t.phase not in ("done", "aborted", "failed"):
+            t.journal.append("verdict", text=verdict, action="stop")
+            t.finish()
 
     def readings(self, type_: str) -> dict[int, dict[str, Any]]:
         """Per-lane ``baseline`` / ``verify`` readings of the session (codes, counts, margin); {} without one."""

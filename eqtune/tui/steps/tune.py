@@ -47,14 +47,17 @@ class TunePane(StepPane):
 
     def _columns(self) -> None:
         unit = margin_unit(self.ctl.link.metric)
+        dwell = self.ctl.tuner.config.dwell_s if self.ctl.tuner is not None else self.ctl.link.dwell_s
         lanes = self.query_one("#tune-lanes", DataTable)
         lanes.clear(columns=True)
-        lanes.add_columns("lane", "evals", f"best margin ({unit})", "best codes so far")
+        # the tune's dwell is in the label: its margins are not the baseline's (a longer dwell); Verify
+        # compares the two at the same dwell
+        lanes.add_columns("lane", "evals", f"best ({unit}, {dwell:g} s)", "best codes so far")
         for ln in self.ctl.lanes:
             lanes.add_row(str(ln), "0", "-", "-", key=str(ln))
         evals = self.query_one("#evals", DataTable)
         evals.clear(columns=True)
-        evals.add_columns("#", "lane", "codes", f"margin ({unit})")
+        evals.add_columns("#", "lane", "codes", f"margin ({unit}, {dwell:g} s dwell)")
 
     def replay(self) -> None:
         """Draw the journaled evaluations (a resumed session, or a second press of t): the table, the
@@ -122,7 +125,8 @@ class TunePane(StepPane):
                 return
             self.query_one("#tune-state", Static).update(
                 f"DONE in {fmt_duration(time.monotonic() - self.started)}, {self.evaluations} evaluations: "
-                f"the best codes of {len(rec)} lane(s) are in the table; Verify measures them against the baseline")
+                f"the best codes of {len(rec)} lane(s) are in the table (margins at the tune dwell); Verify "
+                f"measures them and the baseline at the same dwell")
             self.status("tuned: read the best codes per lane, then Enter (or n) for Step 6 Verify")
             self.focus_button("continue")
 
