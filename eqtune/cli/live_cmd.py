@@ -218,11 +218,16 @@ def run_live(cfg, *, sessions: str | None = None, session: str | None = None, as
 
 
 def resume_live(session_id: str, *, sessions: str | None = None, as_json: bool = False,
-                quiet: bool = False) -> dict[str, Any]:
-    """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`."""
+                quiet: bool = False, allow_traffic_down: bool = False) -> dict[str, Any]:
+    """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`. A
+    consent to traffic-down writes journaled by the session holds; without one the terminal asks (or
+    ``allow_traffic_down``)."""
     from eqtune.session.live import LiveTuner
 
-    tuner = LiveTuner.resume(str(session_id), sessions_dir=sessions, on_event=_progress(as_json or quiet))
+    tuner = LiveTuner.resume(str(session_id), sessions_dir=sessions, on_event=_progress(as_json or quiet),
+                             consent=terminal_consent(as_json))
+    if allow_traffic_down:
+        tuner.config.allow_traffic_down = True
     return _finish(tuner, sessions=sessions, as_json=as_json, save_profile=None)
 
 

@@ -76,9 +76,9 @@ class TrafficDownScreen(ModalScreen[str]):
             yield Static("\n".join(self.lines), id="traffic-text", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Stop: write nothing", id=f"choice-{STOP}", compact=True, variant="primary")
-                yield Button(f"Only link-down lanes ({','.join(map(str, down)) or 'none'})", id=f"choice-{DOWN_ONLY}",
+                yield Button(f"Down lanes only ({','.join(map(str, down)) or 'none'})", id=f"choice-{DOWN_ONLY}",
                              compact=True, disabled=not down)
-                yield Button("Tune (maintenance window)", id=f"choice-{TUNE}", compact=True, variant="error")
+                yield Button("Tune (maint. window)", id=f"choice-{TUNE}", compact=True, variant="error")
             yield Static("Tab: next choice   Enter: choose   Esc: stop", id="confirm-keys", markup=False)
 
     def on_mount(self) -> None:

@@ -139,7 +139,7 @@ def short_reason(reason: str) -> str:
     if "already the best" in r:
         return "same codes as before"
     if "counted no errors" in r:
-        return "both error-free: no difference at this dwell"
+        return "baseline 0 errors: no gain"
     if "with 95 % confidence" in r:
         return "higher, not proven (95 %)"
     if "does not beat" in r:

@@ -152,3 +152,23 @@ def test_push_is_refused_without_consent_and_lists_its_outage(tmp_path: Path) ->
     res = push_to_module(prof, mod, allow_traffic_down=True)
     assert res.status == "applied" and len(res.outages) == 1 and res.outages[0]["lanes"] == [1, 2, 3, 4]
     mod.close()
+
+
+def test_cli_without_the_flag_writes_nothing_and_exits_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    res = REGULAR.format(name="consent-cli")
+    args = ["tune", "c2m-10in", "--live", "--module", res, "--lane", "all", "--module-ber", "--budget", "2",
+            "--dwell", "0.01", "--sessions", str(tmp_path)]
+    out = CliRunner().invoke(main, args)  # stdin is not a terminal: nobody to ask
+    assert out.exit_code == 2, out.output
+    assert "TRAFFIC GOES DOWN" in out.output and "--allow-traffic-down" in out.output
+    assert "Traceback" not in out.output
+    assert not [r for r in _records(tmp_path) if r["type"] in ("apply", "outage", "original")]
+    out = CliRunner().invoke(main, [*args, "--allow-traffic-down", "--sessions", str(tmp_path / "ok")])
+    assert out.exit_code == 0, out.output
+    recs = _records(tmp_path / "ok")
+    assert [r["how"] for r in recs if r["type"] == "consent"] == ["--allow-traffic-down"]
+    assert [r for r in recs if r["type"] == "outage"]

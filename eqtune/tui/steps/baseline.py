@@ -76,11 +76,11 @@ class BaselinePane(StepPane):
         ber = metric in BER_METRICS  # a scope's eye height (mV) has no bit counts and no BER target
         table = self.query_one("#baseline-table", DataTable)
         table.clear(columns=True)  # a scope's eye height (mV) has no bit counts and no BER target
-        table.add_columns("lane", f"margin ({margin_unit(metric)})", *((f"vs {target:g}", "BER (errors in bits)")
+        table.add_columns("lane", f"margin ({margin_unit(metric)})", *((f"vs {target:g}", "BER (errors/bits)")
                                                                       if ber else ()), "codes now")
         for ln, r in sorted(readings.items()):
             table.add_row(str(ln), fmt_margin(r.get("margin"), metric, unit=False),
-                          *((meets_target(r.get("counts"), target), fmt_ber(r.get("counts"))) if ber else ()),
+                          *((meets_target(r.get("counts"), target), fmt_ber(r.get("counts"), short=True)) if ber else ()),
                           fmt_codes(r.get("codes")))
         if readings:
             verdict = first_look(readings, target) if ber else ""
@@ -88,9 +88,15 @@ class BaselinePane(StepPane):
                 verdict or f"baseline of {len(readings)} lane(s); BER '< x (0 errors in N bits)' is the 95 % upper "
                            "bound. Enter: continue to Tune")
             self.query_one("#stop_here", Button).display = bool(verdict)
+            self.app.refresh_bindings()
             self.status("baseline: every lane already meets the target with margin; x stops here, Enter tunes"
                         if verdict else "baseline measured: read the table, then Enter (or n) for Step 5 Tune")
             self.focus_button("continue")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_here" and not self.query_one("#stop_here", Button).display:
+            return False  # offered only after a first-look verdict
+        return super().check_action(action, parameters)
 
     def action_stop_here(self) -> None:
         readings = self.ctl.readings("baseline")
