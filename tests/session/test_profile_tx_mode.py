@@ -21,6 +21,12 @@ def test_restore_to_adaptive_profile_switches_adaptive_back_on(tmp_path):
     assert all(result.lanes[ln].decision == "restore" and result.lanes[ln].tx_adaptive for ln in (1, 2))
     prof = session_profile(tuner.session_id, tmp_path)
     assert prof.tx_adaptive == {1: True, 2: True}
+    from eqtune.session.report import render_report
+    from eqtune.session.view import load_session
+
+    html = render_report(load_session(tuner.session_id, tmp_path), session_id=tuner.session_id)
+    assert "tx_adaptive: ;" not in html  # the restore of adaptive EQ is said in words, with its lanes
+    assert "Tx input adaptive EQ switched back on, lane(s) 1,2; read back: yes" in html
     path = prof.save(tmp_path / "p.json")
     loaded = Profile.load(path)  # the mode survives the file and its digest
     assert loaded.tx_adaptive == {1: True, 2: True} and loaded.digest == prof.digest

@@ -109,8 +109,15 @@ def test_allowed_session_journals_every_outage_and_the_report_lists_them(tmp_pat
     deinits = [w for w in writes if w[0] == 0x10 and w[1] == 128 and w[2][0]]
     assert len(outages) == len(deinits) >= 1
     assert all(o["lanes"] == [1, 2, 3, 4] for o in outages)  # the whole 4-lane data path goes down
-    html = render_report(load_session(tuner.session_id, tmp_path), session_id=tuner.session_id)
+    from eqtune.session.export import save_session_profile
+
+    save_session_profile(tuner.session_id, tmp_path / "laptop" / "folder" / "p.json", sessions_dir=tmp_path)
+    html = render_report(load_session(tuner.session_id, tmp_path), session_id=tuner.session_id,
+                         journal_path=tmp_path / tuner.session_id / "journal.jsonl")
     assert f"{len(outages)} traffic outage" in html
+    assert str(tmp_path) not in html  # the customer's report names no folder of the FAE's laptop
+    assert "p.json" in html and "journal.jsonl" in html
+    assert "tx_adaptive: ;" not in html and "<td></td>" not in html  # no empty fields
     for o in outages:
         assert o["phase"] in html
     mod.close()
