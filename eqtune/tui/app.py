@@ -34,6 +34,9 @@ GLOBAL_KEYS = [("F1 / ?", "this help"), ("Esc", "leave a text field (letter keys
                ("Ctrl+C", "the same as Ctrl+Q"), ("d", "light/dark theme (outside a field)")]
 #: global actions that are bare keys: inactive while a text field has the focus
 _BARE = {"goto", "next_step", "help_bare", "quit_bare", "toggle_dark"}
+# keys typed after Enter in a field wait for what Enter started (a status line, a step, a dialog, a
+# worker's end); this is only the backstop that keeps a key from being held forever
+HOLD_MAX_S = 30.0
 PANE_OF = {p.STEP: p for p in PANES}
 
 
@@ -75,6 +78,8 @@ class EqtuneApp(App):
         self.status_text: str = ""
         self._keep_status = False
         self.terminated_by = ""  # SIGTERM / SIGHUP, when one ended the app
+        # keys typed after Enter in a field, held until the step it submitted has moved the focus
+        self._held: list[Any] | None = None
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -127,6 +132,42 @@ class EqtuneApp(App):
                             self.action_quit_safely)
         yield from super().get_system_commands(screen)
 
+    # -- type-ahead across Enter ------------------------------------------------------------------
+    async def on_event(self, event: Any) -> None:
+        """Keys typed after Enter in a field wait until what Enter started has moved the focus (the next
+        step's first field, a dialog, the Continue button): they are then routed to it, in order. Without
+        this, a burst like ``Ana<Enter>emu:...`` glued the next step's text onto the submitted field."""
+        from textual import events
+
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._held is not None and event.key not in ("ctrl+c", "ctrl+q"):
+                self._held.append(event)
+                return
+            if (event.key == "enter" and isinstance(self.focused, Input) and len(self.screen_stack) == 1):
+                await super().on_event(event)
+                self._held = []
+                self.set_timer(HOLD_MAX_S, self._release_keys)  # never lost: at most this late
+                return
+        await super().on_event(event)
+
+    def _release_keys(self) -> None:
+        """Route the held keys to the widget that has the focus now (posted in order, after anything
+        already queued)."""
+        from textual import events
+
+        held, self._held = self._held, None
+        for ev in held or ():
+            self.post_message(events.Key(ev.key, ev.character))
+
+    def _release_later(self) -> None:
+        if self._held is not None:
+            self.call_later(self._release_keys)
+
+    def push_screen(self, *args: Any, **kwargs: Any) -> Any:
+        result = super().push_screen(*args, **kwargs)
+        self._release_later()  # a dialog opened: the held keys are its keys
+        return result
+
     # -- helpers -------------------------------------------------------------------------------
     @property
     def step(self) -> str:
@@ -166,6 +207,7 @@ class EqtuneApp(App):
         self.query_one("#steps", TabbedContent).active = step
         pane.first_focus()  # now, not after a refresh: the next typed key lands in the field
         self.refresh_bindings()
+        self._release_later()
 
     def refresh_all(self) -> None:
         """Redraw the opened panes from the controller (the others draw from it when they open)."""
@@ -189,6 +231,8 @@ class EqtuneApp(App):
     # -- messages from the panes ---------------------------------------------------------------
     def on_status(self, message: messages.Status) -> None:
         self.set_status(message.text, error=message.error)
+        # the step answered (a refusal, or what it did): held keys follow after what it posted next
+        self._release_later()
         if message.error:
             self.notify(message.text, title="problem", severity="error", timeout=8)
 
@@ -244,13 +288,16 @@ class EqtuneApp(App):
     def _finish_step(self, name: str, result: Any, exc: BaseException | None, done: Any) -> None:
         self.busy = None
         self.refresh_bindings()
-        if exc is not None:
-            self.fail(exc)
-            return
         try:
-            done(result)
-        except Exception as err:
-            self.fail(err)
+            if exc is not None:
+                self.fail(exc)
+                return
+            try:
+                done(result)
+            except Exception as err:
+                self.fail(err)
+        finally:
+            self._release_later()  # after what done() focuses or posts (an Advance is handled first)
 
     def fail(self, exc: BaseException) -> None:
         """Show a problem (device, input) without crashing: status line plus a notification."""

@@ -108,6 +108,28 @@ def test_burst_fills_the_devices_and_link_fields(tmp_path: Path, cpu_hog) -> Non
     asyncio.run(go())
 
 
+def test_keys_after_enter_go_to_the_next_step(tmp_path: Path, cpu_hog) -> None:
+    """A burst across Enter: the session form gets only what was typed before Enter, the Devices step's
+    first field what came after it."""
+    async def go() -> None:
+        app = EqtuneApp(str(tmp_path))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            _burst(app, "Site-One\tCustTwo\tLinkThree\tAna")
+            app.post_message(events.Key("enter", "\r"))
+            _burst(app, "emu:c2m-10in")
+            for _ in range(8):
+                await pilot.pause()
+            form = app.ctl.form
+            assert (form.site, form.customer, form.link, form.operator) == ("Site-One", "CustTwo", "LinkThree", "Ana")
+            assert app.step == "devices" and app.focused.id == "module-res"
+            assert app.query_one("#module-res").value == "emu:c2m-10in"
+            assert app.query_one("#meta-operator").value == "Ana"
+
+    import asyncio
+    asyncio.run(go())
+
+
 def test_paste_goes_into_one_field(tmp_path: Path) -> None:
     async def go() -> None:
         app = EqtuneApp(str(tmp_path))
