@@ -82,7 +82,7 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
                 remeasure: int | None = None, warm: str | dict | None = None, site: str | None = None,
                 customer: str | None = None, link: str | None = None, operator: str | None = None,
                 bit_rate_gbps: float = DEFAULT_BIT_RATE_GBPS, prior_session: str | None = None,
-                fixed_dwell: bool = False):
+                fixed_dwell: bool = False, allow_traffic_down: bool = False):
     """The :class:`~eqtune.session.live.LiveConfig` of ``eqtune tune --live`` (one keyword per option;
     ``lanes`` as given to ``--lane``; dwell from ``--target-ber`` when ``--dwell`` is not given)."""
     from eqtune.session.config import LiveConfig
@@ -133,6 +133,7 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
         prior_session=prior_session or None,
         sequential=not fixed_dwell,
         metadata={k: str(v) for k, v in metadata.items() if v},
+        allow_traffic_down=bool(allow_traffic_down),
     )
 
 
@@ -183,22 +184,51 @@ def _progress(quiet: bool):
     return on_event
 
 
+def terminal_consent(as_json: bool = False):
+    """The consent question for a traffic-down module, asked on the terminal (stderr) when stdin is one;
+    None for a non-interactive run (then only ``--allow-traffic-down`` lets a write happen)."""
+    import sys
+
+    if as_json or not sys.stdin.isatty():
+        return None
+
+    def ask(notice) -> str:
+        from eqtune.session.consent import CHOICE_TEXT, DOWN_ONLY, STOP, TUNE
+
+        for line in notice.lines():
+            click.echo(line, err=True)
+        keys = {"t": TUNE, "d": DOWN_ONLY, "s": STOP}
+        for k, c in keys.items():
+            click.echo(f"  {k}: {CHOICE_TEXT[c]}", err=True)
+        answer = click.prompt("Write to the module?", type=click.Choice(list(keys)), default="s", err=True,
+                              show_choices=True)
+        return keys[answer]
+
+    return ask
+
+
 def run_live(cfg, *, sessions: str | None = None, session: str | None = None, as_json: bool = False,
              quiet: bool = False, save_profile: str | None = None) -> dict[str, Any]:
     """Run a new journaled live tune of ``cfg``; progress lines on stderr (none with ``as_json`` or
     ``quiet``), the summary (or one JSON object) on stdout. Returns the result summary dict."""
     from eqtune.session.live import LiveTuner
 
-    tuner = LiveTuner.create(cfg, sessions_dir=sessions, session_id=session, on_event=_progress(as_json or quiet))
+    tuner = LiveTuner.create(cfg, sessions_dir=sessions, session_id=session, on_event=_progress(as_json or quiet),
+                             consent=terminal_consent(as_json))
     return _finish(tuner, sessions=sessions, as_json=as_json, save_profile=save_profile)
 
 
 def resume_live(session_id: str, *, sessions: str | None = None, as_json: bool = False,
-                quiet: bool = False) -> dict[str, Any]:
-    """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`."""
+                quiet: bool = False, allow_traffic_down: bool = False) -> dict[str, Any]:
+    """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`. A
+    consent to traffic-down writes journaled by the session holds; without one the terminal asks (or
+    ``allow_traffic_down``)."""
     from eqtune.session.live import LiveTuner
 
-    tuner = LiveTuner.resume(str(session_id), sessions_dir=sessions, on_event=_progress(as_json or quiet))
+    tuner = LiveTuner.resume(str(session_id), sessions_dir=sessions, on_event=_progress(as_json or quiet),
+                             consent=terminal_consent(as_json))
+    if allow_traffic_down:
+        tuner.config.allow_traffic_down = True
     return _finish(tuner, sessions=sessions, as_json=as_json, save_profile=None)
 
 

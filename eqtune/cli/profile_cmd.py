@@ -148,9 +148,13 @@ def verify(file: str, module_res: str, force_identity: bool, push_report: str | 
               help="Ed25519 public key (.pub) or HMAC site key file trusted to sign profiles (repeatable).")
 @click.option("--report", "report_file", default=None, metavar="FILE",
               help="Also write the JSON push report here (for `profile verify --push-report`, `watch --from-push`).")
+@click.option("--allow-traffic-down", is_flag=True,
+              help="Write to modules whose Apply takes the data path (traffic) down (a maintenance window); "
+                   "without it such a module is refused, nothing written.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: bool, jobs: int,
-         require_signed: bool, trusted_key: tuple[str, ...], report_file: str | None, as_json: bool) -> None:
+         require_signed: bool, trusted_key: tuple[str, ...], report_file: str | None,
+         allow_traffic_down: bool, as_json: bool) -> None:
     """Push a profile to one or more modules: verify, write, apply, read back, restore on failure."""
     from eqtune.errors import ProfileError
     from eqtune.session.profile import Profile
@@ -171,7 +175,7 @@ def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: boo
             click.echo(r.line())
 
     report = push_profile(prof, list(modules), dry_run=dry_run, force_identity=force_identity, jobs=jobs,
-                          on_result=progress if jobs == 1 else None)
+                          on_result=progress if jobs == 1 else None, allow_traffic_down=allow_traffic_down)
     if report_file:
         from eqtune.jsonutil import dumps
         from eqtune.session.nos_common import write_atomic

@@ -124,11 +124,13 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
 @_SESSIONS
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
-def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool) -> None:
+@click.option("--allow-traffic-down", is_flag=True,
+              help="Accept that writes take the data path down, for a session that had no consent journaled yet.")
+def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool, allow_traffic_down: bool) -> None:
     """Continue an interrupted live tune where it stopped (no completed measurement is repeated)."""
     from eqtune.cli.live_cmd import resume_live
 
-    resume_live(session_id, sessions=sessions, as_json=as_json, quiet=quiet)
+    resume_live(session_id, sessions=sessions, as_json=as_json, quiet=quiet, allow_traffic_down=allow_traffic_down)
 
 
 @session.command(name="report")

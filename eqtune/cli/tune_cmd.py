@@ -115,6 +115,10 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--prior-session", default=None, metavar="ID|auto",
               help="[live] Start from an earlier session's measurements (the next module of a platform): its id, "
                    "or 'auto' for the last completed session on the same module part and CHANNEL.")
+@click.option("--allow-traffic-down", is_flag=True,
+              help="[live] Accept, without asking, that every write takes the data path (traffic) down on a "
+                   "module whose Apply re-initializes it (a maintenance window). Without it a terminal asks "
+                   "first and a non-interactive run writes nothing.")
 def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, budget: int | None, objective: str,
          corners: str | None, seed: int | None, ber: float, direction: str | None, serdes_profile: str | None,
          optimizer: str | None, optimizer_option: tuple[str, ...], start: str | None, warm: str | None,
@@ -123,7 +127,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
          instrument: str | None, module_ber: bool, dwell: float | None, session: str | None,
          sessions: str | None, site: str | None, customer: str | None, link: str | None,
          operator: str | None, verify_dwell: float | None, metric: str | None, target_ber: float | None,
-         settle: float | None, prior_session: str | None, fixed_dwell: bool) -> None:
+         settle: float | None, prior_session: str | None, fixed_dwell: bool,
+         allow_traffic_down: bool) -> None:
     """Tune the equalization codes of CHANNEL for the largest eye margin.
 
     \b
@@ -151,7 +156,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             target_ber=target_ber, channel=channel, optimizer=optimizer, optimizer_options=_split(optimizer_option),
             target=target_margin, time_budget=time_budget, patience=patience, remeasure=remeasure, warm=warm,
             site=site, customer=customer, link=link, operator=operator, prior_session=prior_session,
-            fixed_dwell=fixed_dwell)
+            fixed_dwell=fixed_dwell, allow_traffic_down=allow_traffic_down)
         run_live(cfg, sessions=sessions, session=session, as_json=as_json, save_profile=save_profile)
         return
     live_given = [o for o, v in (("--module", module), ("--lane", lane), ("--instrument", instrument),
@@ -159,7 +164,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
                                  ("--sessions", sessions), ("--site", site), ("--customer", customer),
                                  ("--link", link), ("--operator", operator), ("--verify-dwell", verify_dwell),
                                  ("--metric", metric), ("--target-ber", target_ber), ("--settle", settle),
-                                 ("--prior-session", prior_session), ("--fixed-dwell", fixed_dwell))
+                                 ("--prior-session", prior_session), ("--fixed-dwell", fixed_dwell),
+                                 ("--allow-traffic-down", allow_traffic_down))
                   if v]
     if live_given:
         raise TuneError(f"{', '.join(live_given)} only apply with --live")

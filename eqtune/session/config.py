@@ -52,6 +52,13 @@ RECORD_TYPES: dict[str, str] = {
                 "the codes' tx_eq is only the dormant fixed code; false: the tuned fixed tx_eq stays)",
     "restore": "codes written back: reason (decision|abort|error), lanes, verified read-back; reason "
                "tx_adaptive: Tx input adaptive EQ switched back on for lanes, verified read-back",
+    "consent": "before the first write on a module whose every apply takes the data path (traffic) down: "
+               "choice tune|down-only|stop, how (--allow-traffic-down, operator), lanes to tune, the notice "
+               "(trigger, lanes, expected outages, advertised MaxDurationDPInit s, lanes whose link was down)",
+    "outage": "one write that takes the data path down, journaled just before it (the driver's notice): "
+              "phase, lanes of the data path, message",
+    "verdict": "the operator stopped after the baseline (the TUI's first look: every lane already met the "
+               "target with margin): text, action stop",
     "abort": "the run stopped early: reason, error type",
     "end": "status done|aborted|failed and the per-lane summary",
     "profile": "a profile saved from this session: path, digest",
@@ -103,6 +110,9 @@ class LiveConfig:
     dwell_looks: int = 6
     settled_stop: bool = True  # stop a group once nothing can beat its incumbent (False: search on)
     metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
+    # the outages of a module whose every apply takes the data path down are accepted up front
+    # (``--allow-traffic-down``, for non-interactive runs); without it the tuner asks, or refuses
+    allow_traffic_down: bool = False
 
     @property
     def verify_dwell(self) -> float:
@@ -112,6 +122,8 @@ class LiveConfig:
         d = asdict(self)
         if d.get("prior_session") is None:  # not given: the header stays as sessions before it wrote it
             d.pop("prior_session", None)
+        if not d.get("allow_traffic_down"):
+            d.pop("allow_traffic_down", None)
         return d
 
     @classmethod

@@ -29,12 +29,19 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
     decisions = view.decisions()
     codes: dict[int, dict[str, int]] = {}
     margins: dict[int, dict[str, Any]] = {}
+    # each lane's Tx input EQ mode at the end: adaptive back on (restore), or off with a fixed tx_eq
+    tx_adaptive: dict[int, bool] = {}
     for ln, r in results.items():
         if lanes == "decided":
             if r.decision is None:
                 raise ProfileError(f"session {session_id} lane {ln} has no keep/restore decision yet: resume it "
                                    f"(`eqtune session resume {session_id}`) before saving a profile")
             codes[ln] = dict(r.final or r.original)
+            mode = decisions.get(ln, {}).get("tx_adaptive")
+            if mode is not None:
+                tx_adaptive[ln] = bool(mode)
+            elif TX_EQ in codes[ln]:
+                tx_adaptive[ln] = False  # a fixed tx_eq: adaptive EQ is off once it is written
             if decisions.get(ln, {}).get("tx_adaptive"):
                 # the lane went back to Tx input adaptive EQ: a fixed tx_eq in the profile would switch it
                 # off on every module the profile is pushed to, so the profile leaves tx_eq alone
@@ -53,7 +60,8 @@ def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None
                            "and no other code was tuned; there is nothing to save in a profile")
     cfg = view.config
     return Profile.from_identity(dev["identity"], codes, pin_serial=pin_serial, channel=cfg.channel,
-                                 link=dict(view.header.get("metadata") or {}), margins=margins, session=session_id)
+                                 link=dict(view.header.get("metadata") or {}), margins=margins, session=session_id,
+                                 tx_adaptive=tx_adaptive if lanes == "decided" else {})
 
 
 def save_session_profile(session_id: str, out: str | os.PathLike[str],

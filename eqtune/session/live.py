@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 
 from eqtune.errors import SessionError
 from eqtune.session.config import PHASES, RECORD_TYPES, LiveConfig, LiveEvent
+from eqtune.session.consent import TrafficDownRefused
 from eqtune.session.export import save_session_profile, session_profile
 from eqtune.session.journal import Journal
 from eqtune.session.live_core import (
@@ -134,6 +135,9 @@ class LiveTuner(TunerPhases, TunerRestore):
             except _Aborted as exc:
                 self._stop("aborted", str(exc), None)
                 return None
+            except TrafficDownRefused as exc:  # nothing written: the session ends aborted, the caller is told
+                self._stop("aborted", str(exc), None)
+                raise
             except BaseException as exc:
                 self._stop("failed", _describe(exc), exc)
                 raise

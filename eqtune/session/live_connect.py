@@ -11,7 +11,7 @@ from eqtune.drivers.instrument import open_instrument
 from eqtune.errors import EqRangeError, EqtuneError, InputError, SessionError
 from eqtune.jsonutil import to_json_value
 from eqtune.serdes.knobs import TX_EQ
-from eqtune.session.live_core import TunerCore
+from eqtune.session.live_core import OutageLog, TunerCore
 from eqtune.session.prior import PriorSession, resolve_prior
 from eqtune.tune.live import LiveSource, lane_groups, tx_adaptive_lanes
 from eqtune.tune.plan import live_plan
@@ -63,6 +63,7 @@ class TunerConnect(TunerCore):
         for ln in lanes:
             if not 1 <= ln <= int(caps.lanes):
                 raise InputError(f"--lane {ln}: {cfg.module} has lanes 1..{caps.lanes}")
+        lanes = self._traffic_down_gate(lanes)  # before the first write (and before the restore point)
         orig = view.originals()
         if orig is None:
             orig = {ln: {k: int(v) for k, v in self.module.active_eq(ln).items()} for ln in lanes}
@@ -106,6 +107,63 @@ class TunerConnect(TunerCore):
                                 seed=cfg.seed, space_size=self.sources[0].space.size(), **prior_field)
         self._announce_plan()
         return {"groups": self.groups, "originals": self.originals, "identity": ident}
+
+    def _traffic_down_gate(self, lanes: list[int]) -> list[int]:
+        """On a module whose every apply takes the data path down, nothing is written without consent:
+        ``--allow-traffic-down``, or the operator's answer to the notice (``consent``); the answer is
+        journaled once (a resume keeps it and its lanes). Returns the lanes to tune. Raises
+        :class:`~eqtune.session.consent.TrafficDownRefused` (nothing written) otherwise. Installs the
+        outage journal (every traffic-down apply the driver announces becomes an ``outage`` record)."""
+        from eqtune.session.consent import (
+            DOWN_ONLY,
+            FLAG,
+            STOP,
+            TUNE,
+            TrafficDownRefused,
+            expected_outages,
+            traffic_down_notice,
+        )
+
+        cfg = self.config
+        done = self.view.last("consent")
+        if done is not None:
+            lanes = [int(x) for x in done.get("lanes") or lanes]
+        else:
+            parallel = cfg.parallel if cfg.parallel is not None else cfg.instrument is None
+            groups = 1 if parallel and cfg.instrument is None else len(lanes)
+            notice = traffic_down_notice(self.module, lanes, outages=expected_outages(groups, cfg.budget))
+            if notice is None:
+                return lanes
+            self._emit("traffic_down", text=notice.text(), notice=notice.to_dict())
+            if cfg.allow_traffic_down:
+                choice, how = TUNE, FLAG
+            elif self.consent is not None:
+                choice, how = str(self.consent(notice)), "operator"
+            else:
+                raise TrafficDownRefused(f"{notice.lines()[0]} Tuning lane(s) {','.join(map(str, lanes))} would take "
+                                         f"traffic down about {notice.outages} time(s), {notice.length_text()}. "
+                                         f"Nothing was written. In a maintenance window, rerun with {FLAG}")
+            if choice == DOWN_ONLY:
+                chosen = list(notice.down_lanes or [])
+            elif choice == TUNE:
+                chosen = list(lanes)
+            else:
+                chosen = []
+            self.journal.append("consent", choice=choice if chosen or choice == STOP else STOP, how=how,
+                                lanes=chosen, notice=notice.to_dict())
+            if not chosen:
+                why = ("no lane's link is down now" if choice == DOWN_ONLY else "stopped by the operator")
+                raise TrafficDownRefused(f"{why}: nothing was written to {cfg.module} (its traffic stayed up)")
+            lanes = chosen
+            self._emit("log", text=f"traffic down accepted ({how}): tuning lane(s) {','.join(map(str, lanes))}")
+        if self.outages is None and self.module is not None:
+            self.outages = OutageLog(self.module, record=self._journal_outage, phase=self.phase).install()
+        return lanes
+
+    def _journal_outage(self, entry: dict[str, Any]) -> None:
+        """One traffic-down apply, journaled (fsync'd) just before it happens; shown as an event."""
+        self._journal_best_effort(self.phase in ("aborted", "failed"), "outage", **entry)
+        self._emit("outage", **entry)  # the driver's warning line already says it
 
     def _announce_plan(self) -> None:
         """The knobs, the space size, how the budget is spent and the expected time: a ``plan`` event

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from eqtune.errors import EqtuneError
 from eqtune.session.config import LiveConfig, LiveEvent
+from eqtune.session.consent import OutageLog
 from eqtune.session.journal import Journal
 from eqtune.session.view import LiveResult, SessionView
 
 if TYPE_CHECKING:
     # the CMIS module contract (issue 15: a Protocol the driver, the emulator and the test fakes satisfy)
     from eqtune.drivers.protocols import CmisModule
+    from eqtune.session.consent import TrafficDownNotice
     from eqtune.session.prior import PriorSession
     from eqtune.tune.live import LiveSource
 
@@ -52,6 +54,7 @@ class TunerCore:
         instrument: Any = None,
         opener: Callable[[str], CmisModule] | None = None,
         instrument_opener: Callable[[str], Any] | None = None,
+        consent: Callable[[TrafficDownNotice], str] | None = None,
     ) -> None:
         self.journal = journal
         self.config = config
@@ -83,6 +86,11 @@ class TunerCore:
         # an earlier session's measurements as the first lane group's prior (``LiveConfig.prior_session``;
         # resolved once in connect and journaled in the plan, so a resume rebuilds the same prior)
         self.prior: PriorSession | None = None
+        # asked before the first write on a module whose every apply takes traffic down (a TUI dialog,
+        # a terminal prompt); returns one of eqtune.session.consent.CHOICES. None: refuse unless
+        # LiveConfig.allow_traffic_down
+        self.consent = consent
+        self.outages: OutageLog | None = None  # journals every traffic-down apply while connected
 
     @property
     def view(self) -> SessionView:
@@ -135,10 +143,15 @@ class TunerCore:
 
     def _phase(self, phase: str, text: str = "") -> None:
         self.phase = phase
+        if self.outages is not None:
+            self.outages.phase = phase
         self._emit("phase", phase=phase, text=text)
 
     def close(self) -> None:
         """Close devices and the journal (idempotent)."""
+        if self.outages is not None:
+            self.outages.uninstall()
+            self.outages = None
         if self.module is not None and self._own_module:
             try:
                 self.module.close()

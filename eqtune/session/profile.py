@@ -173,6 +173,8 @@ class Profile:
     tool: str = ""
     digest: str = ""  # filled by to_document()/loads()
     signature: dict[str, str] | None = None  # optional (eqtune.session.signing): signs the digest
+    # per lane, Tx input adaptive EQ on (True) or off (False) after the push; {}: the profile does not say
+    tx_adaptive: dict[int, bool] = field(default_factory=dict)
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
@@ -211,6 +213,8 @@ class Profile:
             "lanes": {str(k): {n: int(c) for n, c in sorted(v.items())} for k, v in sorted(self.lanes.items())},
             "margins": {str(k): dict(v) for k, v in sorted(self.margins.items())},
         }
+        if self.tx_adaptive:  # only when it says something: older profiles keep their digest
+            doc["tx_adaptive"] = {str(k): bool(v) for k, v in sorted(self.tx_adaptive.items())}
         _check_document(doc, where="profile")
         doc["digest"] = {"algorithm": "sha256", "canonicalization": "RFC 8785", "value": content_digest(doc)}
         if self.signature is not None and self.digest and self.digest != doc["digest"]["value"]:
@@ -291,6 +295,7 @@ class Profile:
             tool=doc["tool"],
             digest=dg["value"],
             signature=dict(doc["signature"]) if "signature" in doc else None,
+            tx_adaptive={int(k): bool(v) for k, v in (doc.get("tx_adaptive") or {}).items()},
         )
 
     def sign(self, key: Any) -> None:
@@ -392,6 +397,9 @@ PROFILE_SCHEMA = Schema((  # the profile document (module docstring), checked be
         "codes", "table", nonempty=True, schema=Schema(tuple(
             Field(k, "integer", ge=0, le=_MAX_CODE, hint=f"an integer code 0..{_MAX_CODE}") for k in KNOBS)))),
     Field("margins", "table", required=True, values=Field("margin", "table", values=_PLAIN)),
+    # per lane, the Tx input EQ mode the lane ends in: true = adaptive on (the profile then sets no
+    # tx_eq), false = adaptive off with the profile's fixed tx_eq; absent: the profile does not say
+    Field("tx_adaptive", "table", values=Field("adaptive", "bool")),
 ))
 
 
@@ -409,4 +417,7 @@ def _check_document(doc: dict[str, Any], *, where: str) -> None:
     for lane in doc["margins"]:
         if lane not in doc["lanes"]:
             raise fail(where, f"margins.{lane}", "must belong to a lane in lanes", fix, error=ProfileError)
+    for lane in doc.get("tx_adaptive") or {}:
+        if not (lane.isdigit() and 1 <= int(lane) <= 8 and str(int(lane)) == lane):
+            raise fail(where, f"tx_adaptive.{lane}", "is not a lane number 1..8", fix, error=ProfileError)
 

@@ -70,6 +70,8 @@ class PushResult:
     # module reset mid-push loses lanes and knobs the profile does not set, so all of them are kept)
     snapshot: dict[int, dict[str, int]] = field(default_factory=dict)
     snapshot_adaptive: dict[int, bool] = field(default_factory=dict)
+    # the writes that took the data path (traffic) down, as the driver announced them just before each
+    outages: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -83,6 +85,7 @@ class PushResult:
             "now": None if self.now is None else {str(k): v for k, v in self.now.items()},
             "adaptive_before": list(self.adaptive_before),
             "writes": self.writes, "elapsed_s": round(self.elapsed_s, 4),
+            "outages": [dict(o) for o in self.outages],
         }
 
     def line(self) -> str:
@@ -201,8 +204,13 @@ def push_to_module(
     dry_run: bool = False,
     force_identity: bool = False,
     restore_time_s: float = RESTORE_TIME_LIMIT_S,
+    allow_traffic_down: bool = False,
 ) -> PushResult:
-    """Push to one open ``CmisModule``; never raises for device faults (they become the status)."""
+    """Push to one open ``CmisModule``; never raises for device faults (they become the status).
+
+    On a module whose Apply takes the data path (traffic) down the push is refused, nothing written,
+    unless ``allow_traffic_down`` (the operator's consent: ``--allow-traffic-down``, the TUI's dialog);
+    every outage is then listed in ``outages``."""
     t0 = time.perf_counter()
     res = PushResult(resource or getattr(module, "resource", "?"), REFUSED)
     target = profile.codes()
@@ -238,28 +246,63 @@ def push_to_module(
 
     adaptive_note = (f"Tx input adaptive EQ off on lane(s) {','.join(map(str, res.adaptive_before))} "
                      "(the profile sets a fixed tx_eq)") if res.adaptive_before else ""
-    if res.previous == target and not res.adaptive_before:
+    # the profile's Tx input EQ mode: lanes it wants on adaptive EQ that are not (a module left at a fixed
+    # tx_eq with adaptive off does not "hold the profile")
+    want_on = sorted(ln for ln, on in profile.tx_adaptive.items() if on)
+    switch_on = [ln for ln in want_on if not res.snapshot_adaptive.get(ln)]
+    if switch_on and not callable(getattr(module, "enable_tx_adaptive", None)):
+        res.message = (f"the profile wants Tx input adaptive EQ on lane(s) {','.join(map(str, switch_on))} and "
+                       "this module cannot switch it on - nothing written")
+        return _done(res, t0)
+    on_note = (f"Tx input adaptive EQ switched on, lane(s) {','.join(map(str, switch_on))} (the profile's mode)"
+               if switch_on else "")
+    if res.previous == target and not res.adaptive_before and not switch_on:
         res.status, res.now = UNCHANGED, dict(res.previous)
         res.message = "; ".join([*notes, "already holds the profile codes; nothing written"])
         return _done(res, t0)
+    from eqtune.session.consent import FLAG, OutageLog, traffic_down_notice
+
+    notice = traffic_down_notice(module, sorted(target), outages=1, what="the push")
+    down_note = (f"TRAFFIC GOES DOWN: the write re-initializes the data path of lane(s) "
+                 f"{','.join(map(str, notice.lanes))} ({notice.trigger}, {notice.length_text()})") if notice else ""
     if dry_run:
         res.status, res.now = DRY_RUN, dict(res.previous)
         res.message = "; ".join([*notes, "checks passed; would write " + _diff(res.previous, target)
-                                 + (f" and switch {adaptive_note}" if adaptive_note else "")])
+                                 + (f" and switch {adaptive_note}" if adaptive_note else "")]
+                                + ([f"would switch Tx input adaptive EQ on, lane(s) {','.join(map(str, switch_on))}"]
+                                   if switch_on else [])
+                                + ([down_note] if down_note else []))
         return _done(res, t0)
+    if notice is not None and not allow_traffic_down:
+        res.message = f"{down_note}; nothing written: push with {FLAG} in a maintenance window"
+        return _done(res, t0)
+    outages = OutageLog(module).install()
 
     # -- write, apply, read back ---------------------------------------------------------------
     failure = ""
     try:
         res.writes += 1
         module.apply_eq(target)
+        if switch_on:
+            res.writes += 1
+            module.enable_tx_adaptive(switch_on)  # type: ignore[attr-defined]
         back = _read_codes(module, target, knobs)
-        if back == target:
+        if switch_on and not _adaptive_holds(module, want_on):
+            failure = f"Tx input adaptive EQ reads back off on lane(s) {','.join(map(str, want_on))}"
+        elif back == target:
             res.status, res.now = APPLIED, back
+            res.outages = [{k: v for k, v in o.items() if k != "phase"} for o in outages.entries]
             res.message = "; ".join([*notes, "written, applied and read back: " + _diff(res.previous, target)]
-                                    + ([adaptive_note] if adaptive_note else []))
+                                    + ([adaptive_note] if adaptive_note else [])
+                                    + ([on_note] if on_note else [])
+                                    + ([f"{len(res.outages)} traffic outage(s) on lane(s) "
+                                        + ",".join(str(ln) for ln in sorted({ln for o in res.outages
+                                                                            for ln in o['lanes']}))]
+                                       if res.outages else []))
+            outages.uninstall()
             return _done(res, t0)
-        failure = f"read back {_fmt(back)} instead of {_fmt(target)}"
+        else:
+            failure = f"read back {_fmt(back)} instead of {_fmt(target)}"
     except EqtuneError as exc:
         failure = str(exc)
     except Exception as exc:
@@ -267,6 +310,8 @@ def push_to_module(
 
     # -- restore -------------------------------------------------------------------------------
     res.status, res.now, left = _restore(module, res, knobs, restore_time_s)
+    res.outages = [{k: v for k, v in o.items() if k != "phase"} for o in outages.entries]
+    outages.uninstall()
     if res.status == RESTORED:
         res.message = f"push failed ({failure}); previous codes restored and verified" + (
             f" (Tx input adaptive EQ back on lane(s) {','.join(map(str, res.adaptive_before))})"
@@ -470,6 +515,7 @@ def push_profile(
     jobs: int = 1,
     restore_time_s: float = RESTORE_TIME_LIMIT_S,
     trusted_keys: list[Any] | None = None,
+    allow_traffic_down: bool = False,
 ) -> PushReport:
     """Push a profile (or a profile path) to every module (resource strings or open modules).
 
@@ -503,7 +549,7 @@ def push_profile(
             if mod is not None:
                 try:
                     r = push_to_module(profile, mod, resource=item, dry_run=dry_run, force_identity=force_identity,
-                                       restore_time_s=restore_time_s)
+                                       restore_time_s=restore_time_s, allow_traffic_down=allow_traffic_down)
                 finally:
                     try:
                         mod.close()
@@ -511,7 +557,7 @@ def push_profile(
                         pass
         else:
             r = push_to_module(profile, item, dry_run=dry_run, force_identity=force_identity,
-                               restore_time_s=restore_time_s)
+                               restore_time_s=restore_time_s, allow_traffic_down=allow_traffic_down)
         if on_result is not None:
             on_result(r)
         return r

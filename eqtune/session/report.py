@@ -162,9 +162,10 @@ def _eye_plot(view: SessionView, lanes: dict[int, LaneResult]) -> tuple[str, str
 
                 mark_closed(ax, f"CLOSED at BER {res.ber_target:g}")
                 ax.set_xlim(-0.5, 0.5)
-            ax.set_title(f"lane {ln} {title} ({_codes({k: int(v) for k, v in pt.items() if k in use})}"
-                         f"{', adaptive' if adapt else ''}): "
-                         f"EH {'CLOSED' if not res.eye_height_min_mv > 0 else f'{res.eye_height_min_mv:.1f} mV'}",
+            # two short lines per panel: one long line ran into the neighbouring panel's title
+            ax.set_title(f"lane {ln} {title}: EH "
+                         f"{'CLOSED' if not res.eye_height_min_mv > 0 else f'{res.eye_height_min_mv:.1f} mV'}\n"
+                         f"{_codes({k: int(v) for k, v in pt.items() if k in use})}{', adaptive' if adapt else ''}",
                          fontsize=8)
             ax.set_xlabel("UI from the sampling instant")
         axes[0].set_ylabel("mV")
@@ -246,39 +247,85 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
           f"<td class='num'>{r.evaluations}</td></tr>")
     a("</table>")
 
+    _traffic_section(view, a)
+
     for caption, uri in _plots(view, lanes):
         a(f"<h2>{_e(caption)}</h2><img alt='{_e(caption)}' src='{uri}'>")
 
     a("<h2>Decisions and events</h2><table><tr><th>Time (UTC)</th><th>Event</th><th>Details</th></tr>")
     for rec in view.records:
         t = rec.get("type")
-        if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile", "push"):
+        if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile", "push", "verdict",
+                     "consent"):
             continue
         when = _utc_text(rec.get("t"))
         if t == "decision":
             det = f"lane {rec['lane']}: {rec['action']} {_codes(rec.get('codes'))} - {rec.get('reason', '')}"
+        elif t == "restore" and rec.get("reason") == "tx_adaptive":
+            det = (f"Tx input adaptive EQ switched back on, lane(s) {_lanes(rec.get('lanes'))}; read back: "
+                   f"{'yes' if rec.get('verified') else 'NO'}")
         elif t == "restore":
-            det = f"{rec.get('reason')}: {_codes_lanes(rec.get('codes'))}; verified: {rec.get('verified')}"
+            det = f"{rec.get('reason')}: {_codes_lanes(rec.get('codes')) or 'no codes'}; read back: " \
+                  f"{'yes' if rec.get('verified') else 'NO'}"
         elif t == "abort":
             det = str(rec.get("reason", ""))
+        elif t == "verdict":
+            det = f"{rec.get('text', '')} Stopped here: the module keeps its codes."
+        elif t == "consent":
+            det = (f"traffic-down writes: {rec.get('choice')} ({rec.get('how')}), lane(s) "
+                   f"{_lanes(rec.get('lanes'))}")
         elif t == "end":
             det = f"status {rec.get('status')}" + (f" - {rec['message']}" if rec.get("message") else "")
-        elif t == "profile":
-            det = f"{rec.get('path')} (sha256 {str(rec.get('digest', ''))[:16]}...)"
+        elif t == "profile":  # the file name only: the laptop's folders are not the customer's business
+            det = f"{Path(str(rec.get('path') or 'profile.json')).name} (sha256 {str(rec.get('digest', ''))[:16]}...)"
         elif t == "push":  # the profile written to modules, each read back (eqtune.session.push)
             det = "; ".join(f"{r.get('resource')}: {r.get('status')}" + (f" - {r['message']}" if r.get("message") else "")
                             for r in rec.get("results") or []) or "no module"
         else:
-            det = ", ".join(f"{k}={v}" for k, v in rec.items() if k not in ("v", "seq", "t", "type"))
-        a(f"<tr><td>{_e(when)}</td><td>{_e(t)}</td><td>{_e(det)}</td></tr>")
+            det = ", ".join(f"{k}={v}" for k, v in rec.items()
+                            if k not in ("v", "seq", "t", "type", "ck", "pid") and v not in (None, "", [], {}))
+        a(f"<tr><td>{_e(when)}</td><td>{_e(t)}</td><td>{_e(det or '-')}</td></tr>")
     a("</table>")
 
     if journal_path is not None and journal_path.is_file():
         dg = hashlib.sha256(journal_path.read_bytes()).hexdigest()
-        a(f"<p class='muted'>Source of truth: <code>{_e(journal_path)}</code> ({len(view.records)} records, "
-          f"sha256 {dg}).</p>")
+        a(f"<p class='muted'>Source of truth: the session journal <code>{_e(sid)}/{_e(journal_path.name)}</code> "
+          f"({len(view.records)} records, sha256 {dg}).</p>")
     a("</body></html>\n")
     return "".join(p)
+
+
+def _lanes(lanes: Any) -> str:
+    return ",".join(str(x) for x in (lanes or [])) or "-"
+
+
+def _traffic_section(view: SessionView, a: Any) -> None:
+    """Consent and every outage of the session and of its pushes (a module whose Apply re-initializes the
+    data path; eqtune.session.consent): the customer sees each time the link's traffic stopped."""
+    consent = view.last("consent")
+    outages = [r for r in view.records if r.get("type") == "outage"]
+    pushed = [(rec, o) for rec in view.records if rec.get("type") == "push"
+              for res in rec.get("results") or [] for o in res.get("outages") or []]
+    if consent is None and not outages and not pushed:
+        return
+    n = len(outages) + len(pushed)
+    a(f"<h2>Traffic outages</h2><p>{n} traffic outage(s): on this module every write of EQ codes "
+      "re-initializes the data path, which stops the traffic of its lanes.")
+    if consent is not None:
+        notice = consent.get("notice") or {}
+        adv = notice.get("advertised_s")
+        a(f" Accepted before the first write ({_e(consent.get('how'))}: {_e(consent.get('choice'))}) for lane(s) "
+          f"{_e(_lanes(consent.get('lanes')))}; expected about {_e(notice.get('outages', '?'))}, each up to "
+          f"{_e('an unadvertised time' if adv is None else f'{adv:g} s')} (module's MaxDurationDPInit).")
+    a("</p>")
+    if outages or pushed:
+        a("<table><tr><th>Time (UTC)</th><th>Step</th><th>Lanes down</th></tr>")
+        for o in outages:
+            a(f"<tr><td>{_e(_utc_text(o.get('t')))}</td><td>{_e(o.get('phase') or '-')}</td>"
+              f"<td>{_e(_lanes(o.get('lanes')))}</td></tr>")
+        for _rec, o in pushed:
+            a(f"<tr><td>{_e(_utc_text(o.get('at')))}</td><td>push</td><td>{_e(_lanes(o.get('lanes')))}</td></tr>")
+        a("</table>")
 
 
 def _virtual_clock(resource: str | None) -> bool:

@@ -34,6 +34,9 @@ GLOBAL_KEYS = [("F1 / ?", "this help"), ("Esc", "leave a text field (letter keys
                ("Ctrl+C", "the same as Ctrl+Q"), ("d", "light/dark theme (outside a field)")]
 #: global actions that are bare keys: inactive while a text field has the focus
 _BARE = {"goto", "next_step", "help_bare", "quit_bare", "toggle_dark"}
+# keys typed after Enter in a field wait for what Enter started (a status line, a step, a dialog, a
+# worker's end); this is only the backstop that keeps a key from being held forever
+HOLD_MAX_S = 30.0
 PANE_OF = {p.STEP: p for p in PANES}
 
 
@@ -49,6 +52,11 @@ class EqtuneApp(App):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("f1", "help", "Help", priority=True),
+        # Tab moves the focus when the app reads the key, before the next key is routed: without priority
+        # the Tab waits in the field's queue behind nothing and the keys typed after it (a burst over SSH,
+        # a paste at terminal speed) were routed to the old field first ("Inc.s", "Site-OneCustTwo")
+        Binding("tab", "focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "focus_previous", "Previous field", show=False, priority=True),
         Binding("question_mark", "help_bare", "Help", show=False),
         Binding("ctrl+q", "quit_safely", "Quit", priority=True),
         Binding("ctrl+c", "quit_safely", "Quit", show=False, priority=True),
@@ -69,6 +77,9 @@ class EqtuneApp(App):
         self.last_error: str = ""
         self.status_text: str = ""
         self._keep_status = False
+        self.terminated_by = ""  # SIGTERM / SIGHUP, when one ended the app
+        # keys typed after Enter in a field, held until the step it submitted has moved the focus
+        self._held: list[Any] | None = None
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -84,6 +95,30 @@ class EqtuneApp(App):
     def on_mount(self) -> None:
         self.set_status(self.hint())
         self.call_after_refresh(self.pane().first_focus)
+        if not self.is_headless:
+            self._install_signal_handlers()
+
+    def _install_signal_handlers(self) -> None:
+        """SIGTERM (``kill``) and SIGHUP (the SSH session dropped) end the app as Ctrl+Q + y would: a
+        running tune is aborted first (original codes restored, read back), then the terminal is given
+        back by Textual's own shutdown. SIGKILL cannot be caught: eqtune.tui.terminal restores the
+        terminal from the supervising parent."""
+        import asyncio
+        import signal
+
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, self.on_terminate_signal, sig.name)
+        except (RuntimeError, NotImplementedError, ValueError):  # not the main thread, or no POSIX signals
+            pass
+
+    def on_terminate_signal(self, name: str) -> None:
+        """Stop safely on a terminate/hang-up signal (see :meth:`_install_signal_handlers`)."""
+        self.terminated_by = name
+        self.set_status(f"{name}: stopping (a running tune is aborted and the original codes restored)...",
+                        error=True)
+        self._quit_now()
 
     def get_system_commands(self, screen: Any) -> Any:
         """The command palette (Ctrl+P) lists the steps, the help and quitting, then Textual's own."""
@@ -96,6 +131,42 @@ class EqtuneApp(App):
         yield SystemCommand("Quit eqtune", "asks first; says what happens to the module's codes",
                             self.action_quit_safely)
         yield from super().get_system_commands(screen)
+
+    # -- type-ahead across Enter ------------------------------------------------------------------
+    async def on_event(self, event: Any) -> None:
+        """Keys typed after Enter in a field wait until what Enter started has moved the focus (the next
+        step's first field, a dialog, the Continue button): they are then routed to it, in order. Without
+        this, a burst like ``Ana<Enter>emu:...`` glued the next step's text onto the submitted field."""
+        from textual import events
+
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._held is not None and event.key not in ("ctrl+c", "ctrl+q"):
+                self._held.append(event)
+                return
+            if (event.key == "enter" and isinstance(self.focused, Input) and len(self.screen_stack) == 1):
+                await super().on_event(event)
+                self._held = []
+                self.set_timer(HOLD_MAX_S, self._release_keys)  # never lost: at most this late
+                return
+        await super().on_event(event)
+
+    def _release_keys(self) -> None:
+        """Route the held keys to the widget that has the focus now (posted in order, after anything
+        already queued)."""
+        from textual import events
+
+        held, self._held = self._held, None
+        for ev in held or ():
+            self.post_message(events.Key(ev.key, ev.character))
+
+    def _release_later(self) -> None:
+        if self._held is not None:
+            self.call_later(self._release_keys)
+
+    def push_screen(self, *args: Any, **kwargs: Any) -> Any:
+        result = super().push_screen(*args, **kwargs)
+        self._release_later()  # a dialog opened: the held keys are its keys
+        return result
 
     # -- helpers -------------------------------------------------------------------------------
     @property
@@ -136,6 +207,7 @@ class EqtuneApp(App):
         self.query_one("#steps", TabbedContent).active = step
         pane.first_focus()  # now, not after a refresh: the next typed key lands in the field
         self.refresh_bindings()
+        self._release_later()
 
     def refresh_all(self) -> None:
         """Redraw the opened panes from the controller (the others draw from it when they open)."""
@@ -159,6 +231,8 @@ class EqtuneApp(App):
     # -- messages from the panes ---------------------------------------------------------------
     def on_status(self, message: messages.Status) -> None:
         self.set_status(message.text, error=message.error)
+        # the step answered (a refusal, or what it did): held keys follow after what it posted next
+        self._release_later()
         if message.error:
             self.notify(message.text, title="problem", severity="error", timeout=8)
 
@@ -214,13 +288,16 @@ class EqtuneApp(App):
     def _finish_step(self, name: str, result: Any, exc: BaseException | None, done: Any) -> None:
         self.busy = None
         self.refresh_bindings()
-        if exc is not None:
-            self.fail(exc)
-            return
         try:
-            done(result)
-        except Exception as err:
-            self.fail(err)
+            if exc is not None:
+                self.fail(exc)
+                return
+            try:
+                done(result)
+            except Exception as err:
+                self.fail(err)
+        finally:
+            self._release_later()  # after what done() focuses or posts (an Advance is handled first)
 
     def fail(self, exc: BaseException) -> None:
         """Show a problem (device, input) without crashing: status line plus a notification."""

@@ -71,6 +71,65 @@ class LinkForm:
             raise InputError(f"objective {self.metric!r} is unknown: use ber, q_db or eye_height")
 
 
+@dataclass(frozen=True)
+class JournalProgress:
+    """Where a session stands, from its journal alone (what a resumed screen must show).
+
+    ``step``: the wizard step to continue at (baseline, tune, verify or save). ``evaluations``: per lane,
+    the journaled tuning evaluations (one per ``measure`` record that measured the lane); ``planned``:
+    per lane the budget; ``best``: per lane the best (margin, codes) so far; ``groups_done``: groups
+    whose tuning loop ended (budget used or an early stop rule journaled)."""
+
+    step: str
+    evaluations: dict[int, int]
+    planned: dict[int, int]
+    best: dict[int, tuple[float, dict[str, int]]]
+    groups_done: int
+    groups: int
+
+    @property
+    def tuned(self) -> bool:
+        return self.groups_done >= self.groups > 0
+
+    def text(self) -> str:
+        done, total = sum(self.evaluations.values()), sum(self.planned.values())
+        return f"{done} of {total} lane evaluations journaled, {self.groups_done}/{self.groups} lane group(s) tuned"
+
+
+def journal_progress(view: Any) -> JournalProgress:
+    """The session's progress from its journal: the step to continue at and the tuning counts (the same
+    records the report counts). Rules of the live tuner (eqtune.session.live_search: a group is done when
+    its budget is used or its last measurement carries an early ``stop``; verify needs every group done)."""
+    plan = view.plan() or {}
+    budget = int(plan.get("budget") or view.config.budget)
+    groups = [list(map(int, g)) for g in plan.get("groups") or []]
+    lanes = [ln for g in groups for ln in g]
+    evaluations = dict.fromkeys(lanes, 0)
+    best: dict[int, tuple[float, dict[str, int]]] = {}
+    done = 0
+    for gi in range(len(groups)):
+        ms = view.measurements(gi)
+        for m in ms:
+            for key, r in (m.get("lanes") or {}).items():
+                ln = int(key)
+                evaluations[ln] = evaluations.get(ln, 0) + 1
+                margin = float(r["margin"])
+                if ln not in best or margin > best[ln][0]:
+                    best[ln] = (margin, {k: int(v) for k, v in (r.get("codes") or {}).items()})
+        if len(ms) >= budget or (ms and ms[-1].get("stop")):
+            done += 1
+    base, ver, dec = view.readings("baseline"), view.readings("verify"), view.decisions()
+    if not groups or any(ln not in base for ln in lanes):
+        step = "baseline"
+    elif done < len(groups):
+        step = "tune"
+    elif any(ln not in ver for ln in lanes) or any(ln not in dec for ln in lanes):
+        step = "verify"
+    else:
+        step = "save"
+    return JournalProgress(step, evaluations, dict.fromkeys(lanes, budget), best, done, len(groups))
+
+
 class SessionController:
     """One on-site session driven step by step (see the module docstring)."""
 
@@ -86,6 +145,7 @@ class SessionController:
         self.link = LinkForm()
         self.module_resource: str = EMULATED_MODULE
         self.instrument_resource: str | None = None  # None: the module's own PRBS checker
+        self.instrument_kind: str = ""  # "bert" / "scope" once checked at Connect ("": none or unknown)
         self.lanes: list[int] = [1]
         self.module: CmisModule | None = None
         self.identity: dict[str, Any] = {}
@@ -137,6 +197,7 @@ class SessionController:
         meta = self.tuner.view.header.get("metadata") or {}
         self.form = SessionForm(**{k: str(meta.get(k, "")) for k in ("site", "customer", "link", "operator")})
         self.tuner.connect()
+        self.link.metric = self.tuner.config.metric
         self.module = self.tuner.module
         self._read_identity()
         return self.tuner.view
@@ -146,25 +207,66 @@ class SessionController:
         self.module_resource = EMULATED_MODULE
         self.instrument_resource = None
 
-    def connect_module(self, resource: str, lanes: list[int], instrument: str | None = None) -> dict[str, Any]:
-        """Open the module (and check the instrument resource), show its identity and capabilities."""
+    def connect_module(self, resource: str, lanes: list[int] | str, instrument: str | None = None) -> dict[str, Any]:
+        """Open the module and check, before anything else happens: the lanes exist on it (``lanes`` as a
+        list, or as typed: ``all`` is every lane the module advertises), and the instrument (if any)
+        answers. Shows the module's identity and capabilities."""
+        from eqtune.tui.format import parse_lanes
+
         resource = resource.strip()
         if not resource:
             raise InputError("no module resource: type one (e.g. i2c:1@0x50) or press e for the emulators")
-        if not lanes:
-            raise InputError("no lanes chosen: type lane numbers 1..8, e.g. 1,2")
-        bad = [ln for ln in lanes if not 1 <= ln <= 8]
-        if bad:
-            raise InputError(f"lane(s) {bad} out of range: CMIS lanes are numbered 1..8")
+        typed = parse_lanes(lanes, 8) if isinstance(lanes, str) else list(lanes)  # before any I/O
+        if typed:
+            bad = [ln for ln in typed if not 1 <= ln <= 8]
+            if bad:
+                raise InputError(f"lane(s) {bad} out of range: CMIS lanes are numbered 1..8")
         if self.module is not None and resource != self.module_resource:
             self._close_module()
         if self.module is None:
             self.module = self._open(resource)
+        n = int(self.module.capabilities().lanes)
+        chosen = parse_lanes(lanes, n) if isinstance(lanes, str) else list(lanes)
+        if not chosen:
+            raise InputError("no lanes chosen: type lane numbers, e.g. 1,2 or all")
+        missing = [ln for ln in chosen if not 1 <= ln <= n]
+        if missing:
+            raise InputError(f"lane(s) {','.join(map(str, missing))} do not exist on {resource}: it has lanes "
+                             f"1..{n}; type e.g. 1-{n} or all")
+        inst = instrument.strip() if instrument and instrument.strip() else None
+        self.instrument_kind = ""
+        if inst:
+            self.check_instrument(inst)
+            if self.instrument_kind == "scope":  # a sampling scope measures eye height, not bit errors
+                self.link.metric = "eye_height"
         self.module_resource = resource
-        self.instrument_resource = instrument.strip() if instrument and instrument.strip() else None
-        self.lanes = sorted(set(lanes))
+        self.instrument_resource = inst
+        self.lanes = sorted(set(chosen))
         self._read_identity()
         return self.identity
+
+    def check_instrument(self, resource: str) -> dict[str, Any]:
+        """Open the instrument, read its identity and close it again: a dead address is reported at
+        Connect, not after the session's journal was made (the tuner opens it again itself)."""
+        from eqtune.drivers.instrument import open_instrument
+        from eqtune.errors import DeviceError, EqtuneError
+
+        try:
+            inst = open_instrument(resource)
+        except EqtuneError as exc:
+            raise DeviceError(f"instrument {resource} does not answer ({exc}): check the address and that it "
+                              "is on, or leave 'Measure with' empty for the module's own PRBS checker") from None
+        try:
+            idn = inst.identity() if callable(getattr(inst, "identity", None)) else {}
+        except EqtuneError as exc:
+            raise DeviceError(f"instrument {resource} opened but does not identify itself ({exc})") from None
+        finally:
+            try:
+                inst.close()
+            except Exception:
+                pass
+        self.instrument_kind = str(getattr(inst, "kind", ""))
+        return dict(idn) if isinstance(idn, dict) else {"idn": str(idn)}
 
     def _read_identity(self) -> None:
         """Identity (page 00h), capabilities (01h) and every lane's active codes (11h) for the Devices screen."""
@@ -208,8 +310,21 @@ class SessionController:
         except Exception:  # the library is optional for a pure live session
             return []
 
-    def confirm_link(self, link: LinkForm) -> str:
-        """Create the journaled session with this configuration and connect it; returns its id."""
+    def traffic_down_notice(self, budget: int) -> Any:
+        """The consent notice when every write to the connected module takes the data path down (lanes,
+        expected outages of a session of ``budget`` evaluations, advertised length); None otherwise.
+        Reads only (eqtune.session.consent)."""
+        from eqtune.session.consent import expected_outages, traffic_down_notice
+
+        if self.module is None:
+            return None
+        groups = 1 if self.instrument_resource is None else len(self.lanes)
+        return traffic_down_notice(self.module, list(self.lanes), outages=expected_outages(groups, budget))
+
+    def confirm_link(self, link: LinkForm, consent: str | None = None) -> str:
+        """Create the journaled session with this configuration and connect it; returns its id.
+        ``consent``: the operator's answer to :meth:`traffic_down_notice` (tune, down-only), journaled
+        by the tuner before its first write; None on a module whose writes keep traffic up."""
         from eqtune.session.config import LiveConfig
         from eqtune.session.live import LiveTuner
 
@@ -227,10 +342,14 @@ class SessionController:
                          metric=link.metric, target_ber=link.target_ber, channel=link.channel,
                          warm="model" if (link.warm_from_model and link.channel) else None,
                          patience=link.patience, prior_session=link.prior_session, metadata=self.form.metadata())
+        answer = (lambda _notice: consent) if consent else None
         self.tuner = LiveTuner.create(cfg, sessions_dir=self.sessions_dir, on_event=self.on_event,
-                                      module=self.module, **self._opener_kw(instrument_only=True))
+                                      module=self.module, consent=answer, **self._opener_kw(instrument_only=True))
         self.session_id = self.tuner.session_id
         self.tuner.connect()
+        self.link.metric = self.tuner.config.metric  # a scope measures eye height (mV): every label follows
+        if self.tuner.groups:  # "only the lanes whose link is down" may have narrowed them
+            self.lanes = sorted(ln for g in self.tuner.groups for ln in g)
         return self.session_id
 
     # -- steps 4-6: baseline, tune, verify (blocking: run in a worker thread) ----------------
@@ -243,6 +362,17 @@ class SessionController:
         self.baseline_result = self._need_tuner().baseline() or {}
         return self.baseline_result
 
+    def progress(self) -> JournalProgress | None:
+        """The session's progress from its journal (None without a session)."""
+        return journal_progress(self.tuner.view) if self.tuner is not None else None
+
+    def stop_after_baseline(self, verdict: str) -> None:
+        """The first-look verdict accepted: journal it and end the session (the module keeps its codes)."""
+        t = self._need_tuner()
+        if t.phase not in ("done", "aborted", "failed"):
+            t.journal.append("verdict", text=verdict, action="stop")
+            t.finish()
+
     def readings(self, type_: str) -> dict[int, dict[str, Any]]:
         """Per-lane ``baseline`` / ``verify`` readings of the session (codes, counts, margin); {} without one."""
         return self.tuner.view.readings(type_) if self.tuner is not None else {}
@@ -252,13 +382,18 @@ class SessionController:
         if t.phase in ("aborted", "failed"):
             raise SessionError(f"session {self.session_id} was {t.phase} and its original codes restored: "
                                "confirm the link on step 3 to start a new session")
-        if not self.baseline_result and not t.view.readings("baseline"):
-            self.baseline()
+        prog = journal_progress(t.view)
+        if prog.step == "baseline":  # nothing runs behind a screen that does not show it
+            raise SessionError("the baseline is not measured yet: measure it on step 4 first")
         self.recommended = t.tune() or {}
         return self.recommended
 
     def verify(self) -> dict[int, dict[str, Any]]:
         t = self._need_tuner()
+        prog = journal_progress(t.view)
+        if prog.step in ("baseline", "tune"):  # verify would first run them, unseen, behind its screen
+            raise SessionError(f"tuning is not finished ({prog.text()}): continue it on step 5 (t) first"
+                               if prog.step == "tune" else "the baseline is not measured yet: step 4 first")
         self.verify_result = t.verify() or {}
         if t.phase not in ("aborted", "failed"):
             self.decisions = t.decide() or {}
@@ -342,15 +477,27 @@ class SessionController:
         with Journal.open(self.session_id, self.sessions_dir) as reopened:
             reopened.append(type_, **fields)
 
-    def push(self, extra_resources: list[str] | None = None, *, dry_run: bool = False) -> Any:
-        """Push the saved profile to this module and any extra ones; per-module results."""
+    def push_notice(self) -> Any:
+        """The traffic-down notice of pushing the profile to the connected module (one write); None when
+        its writes keep traffic up. Reads only."""
+        from eqtune.session.consent import traffic_down_notice
+
+        if self.module is None:
+            return None
+        return traffic_down_notice(self.module, list(self.lanes), outages=1, what="the push")
+
+    def push(self, extra_resources: list[str] | None = None, *, dry_run: bool = False,
+             allow_traffic_down: bool = False) -> Any:
+        """Push the saved profile to this module and any extra ones; per-module results.
+        ``allow_traffic_down``: the operator accepted the outages the push dialog named."""
         from eqtune.session.push import push_profile
 
         if self.profile_path is None:
             raise InputError("no profile saved yet: press w to save the profile first")
         modules: list[Any] = [self.module] + [r.strip() for r in (extra_resources or []) if r.strip()]
         kw: dict[str, Any] = {"opener": self._opener} if self._opener else {}
-        self.push_report = push_profile(str(self.profile_path), modules, dry_run=dry_run, **kw)
+        self.push_report = push_profile(str(self.profile_path), modules, dry_run=dry_run,
+                                        allow_traffic_down=allow_traffic_down, **kw)
         self._journal("push", results=[r.to_dict() for r in self.push_report.results])
         return self.push_report
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 
 class HelpScreen(ModalScreen[None]):
@@ -51,3 +51,42 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class TrafficDownScreen(ModalScreen[str]):
+    """Before the first write on a module whose every apply takes the data path down: the lanes, the
+    expected number of outages and their advertised length, and the maintenance-window choice.
+
+    The answer is a button pressed with Enter; the focus starts on "Stop", and letters do nothing, so
+    keys typed ahead (a burst, an impatient ``t``) cannot consent. Esc is "stop". Dismisses with one of
+    ``eqtune.session.consent.CHOICES``."""
+
+    BINDINGS = [Binding("escape", "answer('stop')", "Stop")]
+
+    def __init__(self, lines: Sequence[str], down_lanes: Sequence[int] | None) -> None:
+        super().__init__()
+        self.lines, self.down_lanes = list(lines), down_lanes
+
+    def compose(self) -> ComposeResult:
+        from eqtune.session.consent import DOWN_ONLY, STOP, TUNE
+
+        down = list(self.down_lanes or [])
+        with Vertical(id="traffic-box"):
+            yield Static("Traffic goes down on every write", id="confirm-title", markup=False)
+            yield Static("\n".join(self.lines), id="traffic-text", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Stop: write nothing", id=f"choice-{STOP}", compact=True, variant="primary")
+                yield Button(f"Down lanes only ({','.join(map(str, down)) or 'none'})", id=f"choice-{DOWN_ONLY}",
+                             compact=True, disabled=not down)
+                yield Button("Tune (maint. window)", id=f"choice-{TUNE}", compact=True, variant="error")
+            yield Static("Tab: next choice   Enter: choose   Esc: stop", id="confirm-keys", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#choice-stop", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss((event.button.id or "choice-stop").removeprefix("choice-"))
+
+    def action_answer(self, choice: str) -> None:
+        self.dismiss(choice)

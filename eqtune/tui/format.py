@@ -129,3 +129,21 @@ def event_text(ev: Any, *, emulated_clock: bool = False) -> str:
     if emulated_clock:
         text = re.sub(r"\(([\d.]+) s per group\)", r"(\1 s per group of emulated time, not wall time)", text)
     return text
+
+
+def short_reason(reason: str) -> str:
+    """The keep/restore reason of a decision record in a few words (the table column at 80 columns;
+    the whole reason stays in the journal and the report). Follows the wording of
+    eqtune.session.live_phases (``TunerPhases._decide``)."""
+    r = reason or ""
+    if "already the best" in r:
+        return "same codes as before"
+    if "counted no errors" in r:
+        return "baseline 0 errors: no gain"
+    if "with 95 % confidence" in r:
+        return "higher, not proven (95 %)"
+    if "does not beat" in r:
+        return "not better"
+    if "beats baseline" in r:
+        return "better (verified)"
+    return r[:28]

@@ -472,7 +472,7 @@ def test_live_tune_says_before_any_write_when_applying_takes_traffic_down(tmp_pa
     events too. A hot-reconfigurable module gets no such warning."""
     res = f"emu:c2m-10in?image={image}&seed=2&settle_ms=0&fast=1&name=t-live-down-{image}&adaptive=0"
     events = []
-    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=3, seed=1)
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.01, budget=3, seed=1, allow_traffic_down=down)
     result = LiveTuner.create(cfg, sessions_dir=tmp_path, on_event=events.append).run()
     assert result.status == "done"
     texts = [(e.kind, str(e.data.get("text", ""))) for e in events]

@@ -11,9 +11,9 @@ from eqtune.tui.steps.devices import capability_rows
 
 
 @pytest.mark.parametrize("image, apply_text", [
-    ("qsfp4-regular", "ApplyDPInit after DPDeinit: TRAFFIC GOES DOWN on every write"),
-    ("qsfpdd8-hot", "ApplyImmediate: traffic stays up"),
-    ("osfp8-both", "ApplyImmediate: traffic stays up"),
+    ("qsfp4-regular", "TRAFFIC DOWN, ApplyDPInit + DPDeinit"),
+    ("qsfpdd8-hot", "traffic up, ApplyImmediate"),
+    ("osfp8-both", "traffic up, ApplyImmediate"),
 ])
 def test_apply_row_follows_the_modules_reconfiguration_support(image, apply_text):
     mod = open_module(f"emu:c2m-10in?image={image}&fast=1&name=tui-doctor-{image}")

@@ -3,12 +3,42 @@ and the rule that bare-letter keys act only when no text field has the focus."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
+from textual import events
 from textual.containers import VerticalScroll
 from textual.widgets import Button, DataTable, Input
 
 from eqtune.tui.messages import Advance, Confirm, RunStep, Status
+
+
+class Field(Input):
+    """A one-line text field: pasted text goes into this field only, its tabs and line breaks as spaces
+    (a pasted ``Site-One<Tab>CustTwo`` does not spill into, or silently glue onto, the next field)."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        text = " ".join(part for part in event.text.replace("\t", " ").splitlines()).strip("\r\n")
+        if text:
+            if self.selection.is_empty:
+                self.insert_text_at_cursor(text)
+            else:
+                self.replace(text, *self.selection)
+        event.prevent_default()  # not Input's own paste handler as well
+        event.stop()
+
+
+def after_fields(fields: list[Input], then: Callable[[], None]) -> None:
+    """Run ``then`` once each of ``fields`` has handled every key already routed to it.
+
+    A key is routed to a field's own message queue; under load a field may not have handled its keys
+    when Enter in another field submits the form. A callback queued on each field in turn runs after
+    those keys, so the form is read only when every typed character is in its field."""
+    def step(i: int) -> None:
+        if i >= len(fields) or not fields[i].call_later(step, i + 1):
+            then()
+
+    step(0)
 
 
 class StepPane(VerticalScroll):
@@ -100,6 +130,10 @@ class StepPane(VerticalScroll):
 
     def confirm(self, title: str, question: str, action: Any) -> None:
         self.post_message(Confirm(title, question, action))
+
+    def when_typed(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once every field of this pane holds the keys typed into it (:func:`after_fields`)."""
+        after_fields(list(self.query(Input)), then)
 
     def value(self, widget_id: str) -> str:
         return self.query_one(f"#{widget_id}", Input).value.strip()

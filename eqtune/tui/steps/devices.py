@@ -9,10 +9,10 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Button, DataTable, Input, Label
+from textual.widgets import Button, DataTable, Input, Label, Static
 
 from eqtune.tui.format import fmt_codes, parse_lanes
-from eqtune.tui.steps.base import StepPane
+from eqtune.tui.steps.base import Field, StepPane
 
 IDENTITY_COLUMNS = ("field", "value")
 CAPABILITY_COLUMNS = ("capability", "value")
@@ -56,9 +56,8 @@ def capability_rows(caps: dict[str, Any], doctor: dict[str, Any] | None = None) 
         rows.append(("Tx input EQ", f"0..{caps['tx_eq_max']}" + (", adaptive" if caps.get("tx_adaptive") else "")))
     apply = (doctor or {}).get("apply") or {}
     if apply.get("supported"):
-        rows.append(("Apply", f"{apply['trigger']}{' after DPDeinit' if apply.get('deinit') else ''}: "
-                              + ("TRAFFIC GOES DOWN on every write" if apply.get("traffic_down")
-                                 else "traffic stays up")))
+        rows.append(("Apply", ("TRAFFIC DOWN, " if apply.get("traffic_down") else "traffic up, ")
+                              + f"{apply['trigger']}{' + DPDeinit' if apply.get('deinit') else ''}"))
     elif apply:
         rows.append(("Apply", "NOT SUPPORTED: codes can be read, not written"))
     else:
@@ -69,6 +68,18 @@ def capability_rows(caps: dict[str, Any], doctor: dict[str, Any] | None = None) 
     for what in (doctor or {}).get("cannot", []):
         rows.append(("Cannot", what))
     return rows
+
+
+def traffic_note(caps: dict[str, Any], doctor: dict[str, Any] | None) -> str:
+    """One line above the tables (never cut by a column): whether writing codes takes traffic down."""
+    apply = (doctor or {}).get("apply") or {}
+    if not apply.get("traffic_down"):
+        return ""
+    adv = caps.get("dp_init_max_s")
+    return (f"TRAFFIC GOES DOWN on every write: {apply.get('trigger')}"
+            f"{' after DPDeinit' if apply.get('deinit') else ''} re-initializes the data path"
+            + (f" (up to {adv:g} s advertised)" if adv is not None else "")
+            + ". Tuning asks first.")
 
 
 class DevicesPane(StepPane):
@@ -89,11 +100,12 @@ class DevicesPane(StepPane):
                 ("instrument-res", "Measure with", "", "empty: module's own BER; or TCPIP::host::port::SOCKET")):
             with Horizontal(classes="row"):
                 yield Label(label)
-                yield Input(value, id=wid, placeholder=example)
+                yield Field(value, id=wid, placeholder=example)
         with Horizontal(classes="buttons"):
             yield Button("Connect", id="connect", compact=True, variant="primary")
             yield Button("Use emulators", id="emulators", compact=True)
             yield Button("Continue to Link >", id="continue", compact=True, classes="continue")
+        yield Static("", id="traffic-note", markup=False)
         with Horizontal(id="device-info"):
             yield DataTable(id="identity", cursor_type="none", show_header=False)
             yield DataTable(id="capabilities", cursor_type="none", show_header=False)
@@ -109,7 +121,7 @@ class DevicesPane(StepPane):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_connect()
+        self.when_typed(lambda: self.action_connect())  # read the form once every typed key is in its field
 
     def action_emulators(self) -> None:
         self.ctl.use_emulators()
@@ -119,8 +131,9 @@ class DevicesPane(StepPane):
         self.query_one("#connect", Button).focus()
 
     def action_connect(self) -> None:
+        lanes = self.value("lanes")  # checked against the module's own lanes once it is open ("all" = its lanes)
         try:
-            lanes = parse_lanes(self.value("lanes"))
+            parse_lanes(lanes)  # a typo is caught before any I/O
         except Exception as exc:
             self.fail(exc)
             return
@@ -144,6 +157,7 @@ class DevicesPane(StepPane):
                    [(label, str(c.identity[key])) for key, label in IDENTITY_FIELDS if c.identity.get(key)])
         fill_table(self.query_one("#capabilities", DataTable), CAPABILITY_COLUMNS,
                    [tuple(row) for row in capability_rows(c.capabilities, c.doctor)])
+        self.query_one("#traffic-note", Static).update(traffic_note(c.capabilities, c.doctor))
         adaptive = c.tx_adaptive or {}
         fill_table(self.query_one("#lane-codes", DataTable), LANE_COLUMNS,
                    [(str(ln), "yes" if ln in c.lanes else "", fmt_codes(lane_codes),

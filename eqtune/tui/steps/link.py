@@ -9,7 +9,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from eqtune.tui.controller import LinkForm
 from eqtune.tui.messages import Advance
-from eqtune.tui.steps.base import StepPane
+from eqtune.tui.steps.base import Field, StepPane
 
 LINK_FIELDS = (
     ("channel", "Channel", "c2m-10in", "library name, or empty for pure live tuning"),
@@ -35,7 +35,7 @@ class LinkPane(StepPane):
         for key, label, default, help_ in LINK_FIELDS:
             with Horizontal(classes="row"):
                 yield Label(label)
-                yield Input(default, id=f"link-{key}", placeholder=help_)
+                yield Field(default, id=f"link-{key}", placeholder=help_)
                 yield Static(help_, classes="field-help")
         yield Static("", id="field-help-line", classes="hint")
         with Horizontal(classes="buttons"):
@@ -55,7 +55,7 @@ class LinkPane(StepPane):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_confirm()
+        self.when_typed(lambda: self.action_confirm())  # read the form once every typed key is in its field
 
     def form(self) -> LinkForm:
         from eqtune.errors import InputError
@@ -78,10 +78,26 @@ class LinkPane(StepPane):
     def action_confirm(self) -> None:
         try:
             link = self.form()
+            notice = self.ctl.traffic_down_notice(link.budget)
         except Exception as exc:
             self.fail(exc)
             return
+        if notice is None:
+            self._open(link, None)
+            return
+        from eqtune.tui.dialogs import TrafficDownScreen
 
+        def answered(choice: str | None) -> None:
+            if choice in (None, "stop"):
+                self.status("stopped before any write: nothing was written to the module (its traffic "
+                            "stayed up)", error=True)
+                return
+            self._open(link, choice)
+
+        self.app.push_screen(TrafficDownScreen(notice.lines(), notice.down_lanes), answered)
+
+    def _open(self, link: LinkForm, consent: str | None) -> None:
+        """Open the journaled session (the consent, if any, is journaled before the first write)."""
         def done(sid: str) -> None:
             cfg = self.ctl.tuner.config
             lines = [f"session {sid} journaled in {self.ctl.sessions_dir / sid}"]
@@ -98,7 +114,7 @@ class LinkPane(StepPane):
             self.post_message(Advance("baseline"))
 
         self.run("link", "opening the session journal and reading the module's original codes...",
-                 lambda: self.ctl.confirm_link(link), done)
+                 lambda: self.ctl.confirm_link(link, consent), done)
 
     def refresh_view(self) -> None:
         c = self.ctl.link

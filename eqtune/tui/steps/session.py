@@ -11,7 +11,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 
 from eqtune.tui.controller import SessionForm
 from eqtune.tui.messages import Advance
-from eqtune.tui.steps.base import StepPane
+from eqtune.tui.steps.base import Field, StepPane
 
 FIELDS = (("site", "Site", "e.g. DC-Ashburn hall B"), ("customer", "Customer", "e.g. Acme"),
           ("link", "Link label", "e.g. spine3/Eth1 - leaf7/Eth49"), ("operator", "Operator", "e.g. your name"))
@@ -30,7 +30,7 @@ class SessionPane(StepPane):
         for key, label, example in FIELDS:
             with Horizontal(classes="row"):
                 yield Label(label)
-                yield Input(id=f"meta-{key}", placeholder=example)
+                yield Field(id=f"meta-{key}", placeholder=example)
         with Horizontal(classes="buttons"):
             yield Button("Start new session", id="start", compact=True, variant="primary")
             yield Button("Resume selected", id="resume", compact=True)
@@ -56,7 +56,7 @@ class SessionPane(StepPane):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_start()
+        self.when_typed(lambda: self.action_start())  # read the form once every typed key is in its field
 
     def action_start(self) -> None:
         form = SessionForm(**{key: self.value(f"meta-{key}") for key, _, _ in FIELDS})
@@ -72,13 +72,12 @@ class SessionPane(StepPane):
         sid = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
         def done(view: Any) -> None:
+            from eqtune.tui.controller import journal_progress
+
             self.app.refresh_all()  # type: ignore[attr-defined]
-            nxt = "baseline"
-            if view.readings("baseline"):
-                nxt = "verify" if view.readings("verify") or view.measurements() else "tune"
-            self.status(f"resumed {sid} ({view.status()}, {len(view.measurements())} measurements done): "
-                        f"continuing at {nxt}")
-            self.post_message(Advance(nxt))
+            prog = journal_progress(view)  # the step the journal says, not a guess from what exists
+            self.status(f"resumed {sid}: {prog.text()}; continuing at {prog.step}")
+            self.post_message(Advance(prog.step))
 
         self.run("resume", f"resuming {sid}: reconnecting its module", lambda: self.ctl.resume_session(sid), done)
 

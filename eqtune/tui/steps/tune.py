@@ -43,25 +43,76 @@ class TunePane(StepPane):
         self.paused = False
         self.best: dict[int, tuple[float, dict[str, int]]] = {}
         self.lane_evals: dict[int, int] = {}
+        self.start_count = 0  # evaluations already journaled when this run started (the ETA counts the rest)
 
     def _columns(self) -> None:
         unit = margin_unit(self.ctl.link.metric)
+        dwell = self.ctl.tuner.config.dwell_s if self.ctl.tuner is not None else self.ctl.link.dwell_s
         lanes = self.query_one("#tune-lanes", DataTable)
         lanes.clear(columns=True)
-        lanes.add_columns("lane", "evals", f"best margin ({unit})", "best codes so far")
+        # the tune's dwell is in the label: its margins are not the baseline's (a longer dwell); Verify
+        # compares the two at the same dwell
+        lanes.add_columns("lane", "evals", f"best ({unit}, {dwell:g} s)", "best codes so far")
         for ln in self.ctl.lanes:
             lanes.add_row(str(ln), "0", "-", "-", key=str(ln))
         evals = self.query_one("#evals", DataTable)
         evals.clear(columns=True)
-        evals.add_columns("#", "lane", "codes", f"margin ({unit})")
+        evals.add_columns("#", "lane", "codes", f"margin ({unit}, {dwell:g} s dwell)")
+
+    def replay(self) -> None:
+        """Draw the journaled evaluations (a resumed session, or a second press of t): the table, the
+        best so far and the counts are the journal's, the same records the report counts."""
+        prog = self.ctl.progress()
+        self._columns()
+        self.evaluations, self.best, self.lane_evals = 0, {}, {}
+        if prog is None or self.ctl.tuner is None:
+            self._state()
+            return
+        metric = self.ctl.link.metric
+        evals = self.query_one("#evals", DataTable)
+        for gi, _g in enumerate((self.ctl.tuner.view.plan() or {}).get("groups") or []):
+            for m in self.ctl.tuner.view.measurements(gi):
+                for key, r in sorted((m.get("lanes") or {}).items(), key=lambda kv: int(kv[0])):
+                    self.evaluations += 1
+                    evals.add_row(str(self.evaluations), str(int(key)), fmt_codes(r.get("codes")),
+                                  fmt_margin(r.get("margin"), metric, unit=False))
+        self.lane_evals = {ln: n for ln, n in prog.evaluations.items()}
+        self.best = dict(prog.best)
+        lanes = self.query_one("#tune-lanes", DataTable)
+        cols = [c.key for c in lanes.ordered_columns]
+        for ln in self.ctl.lanes:
+            if str(ln) in lanes.rows:
+                lanes.update_cell(str(ln), cols[1], str(self.lane_evals.get(ln, 0)), update_width=True)
+                if ln in self.best:
+                    lanes.update_cell(str(ln), cols[2], fmt_margin(self.best[ln][0], metric, unit=False),
+                                      update_width=True)
+                    lanes.update_cell(str(ln), cols[3], fmt_codes(self.best[ln][1]), update_width=True)
+        if evals.row_count:
+            evals.move_cursor(row=evals.row_count - 1)
+        self._state()
+        if prog.tuned:
+            self.query_one("#tune-state", Static).update(
+                f"DONE: {self.evaluations} evaluations journaled; Verify measures the best codes against the baseline")
+            self.query_one("#continue", Button).display = True
+
+    def refresh_view(self) -> None:
+        if self.ctl.tuner is not None and self.busy != "tune":
+            self.replay()
 
     def action_tune(self) -> None:
         if self.ctl.phase in ("aborted", "failed"):
             self.fail(RuntimeError(f"this session was {self.ctl.phase} and its original codes restored: "
                                    "to tune again, confirm the link on step 3 (opens a new session)"))
             return
-        self.evaluations, self.started, self.paused, self.best, self.lane_evals = 0, time.monotonic(), False, {}, {}
-        self._columns()
+        prog = self.ctl.progress()
+        if prog is not None and prog.step == "baseline":  # the tune would measure it unseen: show it
+            from eqtune.tui.messages import Advance
+
+            self.status("the baseline is not measured yet: measure it on step 4 first", error=True)
+            self.post_message(Advance("baseline"))
+            return
+        self.replay()  # continue the journal's counts, never from 0
+        self.started, self.paused, self.start_count = time.monotonic(), False, self.evaluations
         self.query_one("#continue", Button).display = False
         self._state()
 
@@ -74,7 +125,8 @@ class TunePane(StepPane):
                 return
             self.query_one("#tune-state", Static).update(
                 f"DONE in {fmt_duration(time.monotonic() - self.started)}, {self.evaluations} evaluations: "
-                f"the best codes of {len(rec)} lane(s) are in the table; Verify measures them against the baseline")
+                f"the best codes of {len(rec)} lane(s) are in the table (margins at the tune dwell); Verify "
+                f"measures them and the baseline at the same dwell")
             self.status("tuned: read the best codes per lane, then Enter (or n) for Step 6 Verify")
             self.focus_button("continue")
 
@@ -132,5 +184,5 @@ class TunePane(StepPane):
         text = (f"{'PAUSED - press p to resume.  ' if self.paused else ''}"
                 f"evaluation {self.evaluations}/{total} (budget {budget or self.ctl.link.budget} per lane; "
                 f"may stop early)  elapsed {fmt_duration(elapsed)}  "
-                f"ETA {'paused' if self.paused else fmt_duration(eta_s(self.evaluations, total, elapsed))}")
+                f"ETA {'paused' if self.paused else fmt_duration(eta_s(self.evaluations - self.start_count, total - self.start_count, elapsed))}")
         self.query_one("#tune-state", Static).update(text)

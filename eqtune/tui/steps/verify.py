@@ -8,7 +8,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, Static
 
-from eqtune.tui.format import fmt_ber, fmt_codes, margin_unit
+from eqtune.serdes.knobs import BER_METRICS
+from eqtune.tui.format import fmt_ber, fmt_codes, margin_unit, short_reason
 from eqtune.tui.steps.base import StepPane
 
 #: shown beside the eye (22 columns: fits next to a 56-column eye at 80 columns)
@@ -48,31 +49,53 @@ class VerifyPane(StepPane):
         self.query_one("#continue", Button).display = False
 
     def action_verify(self) -> None:
+        from eqtune.tui.messages import Advance
+
+        prog = self.ctl.progress()
+        if prog is not None and prog.step in ("baseline", "tune"):  # verify would run them unseen: show them
+            self.status(f"not yet: {prog.text()}. Continue on step {prog.step} first", error=True)
+            self.post_message(Advance(prog.step))
+            return
         self.run("verify", "verifying: long dwell on the tuned codes of every lane...", self.ctl.verify,
                  lambda _r: self.show())
 
-    def show(self) -> None:
+    def show(self, *, quiet: bool = False) -> None:
+        """Draw the journal's verification and decisions; ``quiet``: a redraw (a resume), the status line
+        keeps what it says."""
         c = self.ctl
         metric = c.link.metric
         base, ver = c.readings("baseline"), c.readings("verify")
         table = self.query_one("#verify-table", DataTable)
         table.clear(columns=True)
-        table.add_columns("lane", "decision", "BER before", "BER after", f"margin ({margin_unit(metric)})",
-                          "codes held")
+        # 80 columns: what happens to the module first (decision and why), then the numbers behind it
+        ber = metric in BER_METRICS
+        table.add_columns("lane", "decision", "why", f"{margin_unit(metric)} base->verify",
+                          *(("BER before", "BER after") if ber else ()), "codes held")
         results = c.lane_results()
+        reasons = {ln: str(d.get("reason") or "") for ln, d in (c.tuner.view.decisions() if c.tuner else {}).items()}
         for ln, r in sorted(results.items()):
             before = "-" if r.baseline_margin is None else f"{r.baseline_margin:.2f}"
             after = "-" if r.verified_margin is None else f"{r.verified_margin:.2f}"
-            table.add_row(str(ln), r.decision or "-", fmt_ber((base.get(ln) or {}).get("counts"), short=True),
-                          fmt_ber((ver.get(ln) or {}).get("counts"), short=True), f"{before} -> {after}",
+            table.add_row(str(ln), r.decision or "-", short_reason(reasons.get(ln, "")) if r.decision else "-",
+                          f"{before}->{after}",
+                          *((fmt_ber((base.get(ln) or {}).get("counts"), short=True),
+                             fmt_ber((ver.get(ln) or {}).get("counts"), short=True)) if ber else ()),
                           fmt_codes(r.final or r.original), key=str(ln))
         if not ver:
             return
+        vd = c.tuner.config.verify_dwell if c.tuner is not None else None
         self.query_one("#verify-note", Static).update(
-            "BER as errors/bits; '< x' = 95 % upper bound at 0 errors. keep = tuned codes held; "
-            "restore = original codes back")
+            (f"baseline and verify both at {vd:g} s dwell (equal confidence). " if vd else "")
+            + "keep = tuned codes held; restore = original codes back"
+            + ("; BER as errors/bits, '< x' = 95 % upper bound at 0 errors" if ber else ""))
         self.show_eye(sorted(results)[0] if results else None)
-        self.status("verified: read the table and the eye, then Enter (or n) for Step 7 Save & push")
+        if not all(r.decision for r in results.values()):  # a resume between verification and decision
+            if not quiet:
+                self.status("verification journaled, keep/restore not decided yet: v decides (no new measurement)")
+            return
+        if not quiet:
+            self.status((f"verified (baseline and tuned both at {vd:g} s dwell)" if vd else "verified")
+                        + ": read the table and the eye, then Enter (or n) for Step 7 Save & push")
         self.focus_button("continue")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -90,4 +113,4 @@ class VerifyPane(StepPane):
 
     def refresh_view(self) -> None:
         if self.ctl.tuner is not None and self.ctl.readings("verify"):
-            self.show()
+            self.show(quiet=True)
