@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from eqtune.cli.study_query_cmd import StudyCommand
+
 
 def _default_out(spec_path: str) -> str:
     from pathlib import Path
@@ -14,7 +16,7 @@ def _default_out(spec_path: str) -> str:
     return str(Path.cwd() / "studies" / Path(spec_path).stem)
 
 
-@click.command(name="study")
+@click.command(name="study", cls=StudyCommand)
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Results folder (default ./studies/<spec name>): results.csv, summary.json, report.html, profiles/.")
@@ -33,8 +35,9 @@ def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | 
     """Run a study: every channel x SerDes profile, baseline / tuned / robust codes over the corners.
 
     SPEC is a study TOML (see channels/studies/example.toml) or a fleet CSV of links (server, port,
-    lane, host_trace_in, module_pn, ...), which yields one profile per module. Results are written
-    row by row; an interrupted study continues with --resume.
+    lane, host_trace_in, module_pn, ...), which yields one profile per module. Results go row by row
+    into OUT/results.sqlite (exported as results.csv at the end); an interrupted study continues with
+    --resume. Query a study with: eqtune study query OUT --worst 20 --corner 85C
     """
     from eqtune.errors import EqtuneError
     from eqtune.study.compute import BACKENDS, DETAILS
