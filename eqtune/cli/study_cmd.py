@@ -101,12 +101,17 @@ def _progress(total: int, quiet: bool):
     if quiet:
         return None, contextlib.nullcontext()
     from eqtune.cli._progress import PlainProgress, stderr_is_terminal
+    from eqtune.study.progress import StudyEta
 
+    # the ETA counts this run's rows only (a resumed study starts at the rows stored earlier), the
+    # same for local processes and a dask cluster: rows are counted where they are stored
+    eta = StudyEta(total)
     if not stderr_is_terminal():  # a pipe or a log: whole lines, never a bar cut at a fixed width
         plain = PlainProgress("study", total)
 
         def plain_cb(row, done: int, total_: int) -> None:
-            plain.update(done, f"{row.get('channel', '')}: {row.get('verdict') or row.get('status')}")
+            eta.update(done)
+            plain.update(done, f"{eta.text()}  {row.get('channel', '')}: {row.get('verdict') or row.get('status')}")
 
         return plain_cb, plain
     from rich.console import Console
@@ -116,16 +121,16 @@ def _progress(total: int, quiet: bool):
         Progress,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
 
     bar = Progress(TextColumn("study"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
+                   TextColumn("{task.fields[eta]}"), TextColumn("{task.fields[last]}"),
                    console=Console(stderr=True), transient=False)
-    task = bar.add_task("study", total=total, last="")
+    task = bar.add_task("study", total=total, last="", eta="eta --")
 
     def cb(row, done: int, total_: int) -> None:
+        eta.update(done)
         last = f"{row.get('channel', '')}: {row.get('verdict') or row.get('status')}"
-        bar.update(task, completed=done, last=last[:60])
+        bar.update(task, completed=done, last=last[:60], eta=eta.text())
 
     return cb, bar

@@ -27,7 +27,8 @@ any executor: a local process pool, a dask worker started by anyone, the serial 
   combinations, and a worker whose BLAS starts a thread per core would fight its siblings.
 
 Both are per-process settings that stay for the life of the worker; ``worker_settings()`` reports
-what was applied (the benchmark and the tests read it).
+what was applied (the benchmark and the tests read it). ``EQTUNE_STUDY_MALLOC=leave`` in a worker's
+environment leaves malloc as the worker was started (the benchmark's with/without comparison).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def _glibc() -> Any | None:
 def set_malloc_thresholds() -> dict[str, Any]:
     """Apply the mallopt thresholds above (glibc only); report what was set and the environment seen."""
     seen = os.environ.get("MALLOC_TRIM_THRESHOLD_")
+    if os.environ.get("EQTUNE_STUDY_MALLOC") == "leave":  # diagnostic: measure the worker as started
+        return {"malloc": "left as started (EQTUNE_STUDY_MALLOC=leave)", "env_trim_threshold": seen}
     libc = _glibc()
     if libc is None:
         return {"malloc": "not glibc: left as is", "env_trim_threshold": seen}

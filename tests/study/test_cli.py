@@ -87,3 +87,41 @@ def test_spec_broken_between_runs_keeps_results(synth_spec_path, tmp_path):
     assert r.exit_code == 0, r.output
     assert "24/24 combinations (14 computed now, 10 from earlier runs)" in r.output
     assert len(ResultStore(out).rows()) == 24
+
+
+def test_progress_and_eta_count_this_runs_rows_on_every_executor(synth_spec_path, tmp_path):
+    """Progress lines (stderr not a terminal) carry an ETA; on a resumed study it is based on the rows of
+    this run, not on the rows stored earlier; on a dask cluster the same lines appear."""
+    distributed = __import__("pytest").importorskip("distributed")
+    from eqtune.study import load_spec, run_study
+    from eqtune.study.compute import synthetic
+
+    out = tmp_path / "o"
+    spec = load_spec(synth_spec_path)
+    spec.combinations = spec.combinations[:12]  # as if interrupted after 12 of 24
+    run_study(spec, out, compute=synthetic, report=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  ) as cluster:
+        r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                      "--scheduler", cluster.scheduler_address, "--resume", "--no-report"])
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.output.splitlines() if x.startswith("study: ")]
+    assert lines and lines[-1].startswith("study: 24/24 (100 %)") and " done " in lines[-1]
+    assert any("eta " in x for x in lines[:-1]), lines
+
+
+def test_eta_ignores_rows_of_earlier_runs():
+    from eqtune.study.progress import StudyEta
+
+    now = [100.0]
+    eta = StudyEta(1000, window=10, clock=lambda: now[0])
+    eta.update(900)  # the first row of a resumed study: 899 were stored earlier
+    assert eta.seconds_left() is None and eta.text() == "eta --"
+    for done in range(901, 911):
+        now[0] += 2.0  # one row every 2 s
+        eta.update(done)
+    assert eta.rate() == __import__("pytest").approx(0.5)
+    assert eta.seconds_left() == __import__("pytest").approx(90 * 2.0)
+    assert eta.text().startswith("eta 3m00s")
+    eta.update(910)  # the same count again changes nothing
+    assert eta.computed == 11
