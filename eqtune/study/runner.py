@@ -159,7 +159,11 @@ def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, schedul
                 info_desc = info.description
                 store.open()
                 # serial: one at a time, so every finished row is on disk before the next starts
-                window = max_in_flight or (1 if info.kind == "serial" else 2 * info.workers)
+                # processes: two per worker (one running, one queued); dask: four per thread, so a
+                # worker never waits a network round trip for its next task (a lost worker's tasks
+                # are rescheduled by dask, and a row is stored once whatever happens)
+                window = max_in_flight or (1 if info.kind == "serial" else
+                                           (4 if info.kind == "dask" else 2) * info.workers)
                 task = StudyTask(compute, prepare=info.kind != "serial")
                 packer = ContentPacker()
                 n_done = total - len(todo)
