@@ -125,3 +125,28 @@ def test_eta_ignores_rows_of_earlier_runs():
     assert eta.text().startswith("eta 3m00s")
     eta.update(910)  # the same count again changes nothing
     assert eta.computed == 11
+
+
+def test_study_query_ranks_by_corner_from_the_store(synth_spec_path, tmp_path):
+    from eqtune.study.store import ResultStore
+
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                  "--workers", "1", "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["study", "query", str(out), "--worst", "5", "--corner", "85C", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)  # one JSON document
+    rows = ResultStore(out).rows()
+    at85 = sorted((json.loads(x["corner_margins"])["85C"]["robust"], x["id"]) for x in rows)[:5]
+    assert [w["id"] for w in doc["worst"]] == [i for _m, i in at85]
+    assert [w["robust_margin"] for w in doc["worst"]] == [m for m, _i in at85]
+    assert doc["rows_in_store"] == 24 and all(w["corner"] == "85C" for w in doc["worst"])
+    r = CliRunner().invoke(main, ["study", "query", str(out), "--worst", "3", "--csv", str(tmp_path / "x.csv")])
+    assert r.exit_code == 0 and r.output.startswith("3 worst of 24 combinations")
+    assert (tmp_path / "x.csv").read_text() == (out / "results.csv").read_text()
+    r = CliRunner().invoke(main, ["study", "query", str(out), "--corner", "105C"])
+    assert r.exit_code == 2 and r.output.strip().count("\n") == 0
+    assert "corner '105C' is not in this study; its corners: 25C, 85C" in r.output
+    r = CliRunner().invoke(main, ["study", "query", str(tmp_path / "nothing")])
+    assert r.exit_code == 2 and "holds no study results" in r.output
