@@ -18,6 +18,10 @@ def _spec(tmp_path):
                        "tune": {"knobs": ["rx_post", "rx_amp"]}, "study": {"ber_floor": [1e-12]}}, base_dir=tmp_path)
 
 
+def _profiler_running(dask_worker) -> bool:
+    return bool(dask_worker.periodic_callbacks["profile"].is_running())
+
+
 def _faults(res) -> float:
     rows = res.rows[1:]  # the first task of a process also imports and builds caches
     assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
@@ -34,8 +38,16 @@ def test_dask_worker_tasks_fault_like_a_plain_process(tmp_path):
         env = {"EQTUNE_STUDY_MALLOC": "leave"} if malloc == "leave" else {}
         with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
                                       env=env) as cluster, distributed.Client(cluster) as client:
-            res = run_study(spec, tmp_path / malloc, client=client, compute=simulate, report=False)
+            profiling: list[bool] = []
+
+            def progress(row, done, total, client=client, profiling=profiling):
+                profiling.extend(client.run(_profiler_running).values())
+
+            res = run_study(spec, tmp_path / malloc, client=client, compute=simulate, report=False, progress=progress)
             settings = client.submit(prepare_worker, pure=False).result()
+            # dask's profiler is paused while the study runs, and runs again after it
+            assert profiling and not any(profiling)
+            assert all(client.run(_profiler_running).values())
         per_setting[malloc] = (_faults(res), settings)
     (set_faults, set_info), (left_faults, left_info) = per_setting["set"], per_setting["leave"]
     assert set_info["env_trim_threshold"] == "65536"  # dask's nanny did set it
