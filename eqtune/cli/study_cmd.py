@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from eqtune.cli.study_query_cmd import StudyCommand
+
 
 def _default_out(spec_path: str) -> str:
     from pathlib import Path
@@ -14,7 +16,7 @@ def _default_out(spec_path: str) -> str:
     return str(Path.cwd() / "studies" / Path(spec_path).stem)
 
 
-@click.command(name="study")
+@click.command(name="study", cls=StudyCommand)
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Results folder (default ./studies/<spec name>): results.csv, summary.json, report.html, profiles/.")
@@ -33,8 +35,9 @@ def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | 
     """Run a study: every channel x SerDes profile, baseline / tuned / robust codes over the corners.
 
     SPEC is a study TOML (see channels/studies/example.toml) or a fleet CSV of links (server, port,
-    lane, host_trace_in, module_pn, ...), which yields one profile per module. Results are written
-    row by row; an interrupted study continues with --resume.
+    lane, host_trace_in, module_pn, ...), which yields one profile per module. Results go row by row
+    into OUT/results.sqlite (exported as results.csv at the end); an interrupted study continues with
+    --resume. Query a study with: eqtune study query OUT --worst 20 --corner 85C
     """
     from eqtune.errors import EqtuneError
     from eqtune.study.compute import BACKENDS, DETAILS
@@ -98,12 +101,17 @@ def _progress(total: int, quiet: bool):
     if quiet:
         return None, contextlib.nullcontext()
     from eqtune.cli._progress import PlainProgress, stderr_is_terminal
+    from eqtune.study.progress import StudyEta
 
+    # the ETA counts this run's rows only (a resumed study starts at the rows stored earlier), the
+    # same for local processes and a dask cluster: rows are counted where they are stored
+    eta = StudyEta(total)
     if not stderr_is_terminal():  # a pipe or a log: whole lines, never a bar cut at a fixed width
         plain = PlainProgress("study", total)
 
         def plain_cb(row, done: int, total_: int) -> None:
-            plain.update(done, f"{row.get('channel', '')}: {row.get('verdict') or row.get('status')}")
+            eta.update(done)
+            plain.update(done, f"{eta.text()}  {row.get('channel', '')}: {row.get('verdict') or row.get('status')}")
 
         return plain_cb, plain
     from rich.console import Console
@@ -113,16 +121,16 @@ def _progress(total: int, quiet: bool):
         Progress,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
 
     bar = Progress(TextColumn("study"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
+                   TextColumn("{task.fields[eta]}"), TextColumn("{task.fields[last]}"),
                    console=Console(stderr=True), transient=False)
-    task = bar.add_task("study", total=total, last="")
+    task = bar.add_task("study", total=total, last="", eta="eta --")
 
     def cb(row, done: int, total_: int) -> None:
+        eta.update(done)
         last = f"{row.get('channel', '')}: {row.get('verdict') or row.get('status')}"
-        bar.update(task, completed=done, last=last[:60])
+        bar.update(task, completed=done, last=last[:60], eta=eta.text())
 
     return cb, bar

@@ -8,7 +8,9 @@ Public API::
     result.rows, result.summary, result.report, result.profiles
 
 ``run_study(..., compute=fn)`` takes any picklable ``fn(Combination) -> dict`` (default: the eye-engine
-simulation ``eqtune.study.compute.simulate``).
+simulation ``eqtune.study.compute.simulate``). Results are stored in ``out/results.sqlite``
+(``eqtune.study.store.ResultStore``: ``rows()``, ``worst(20, corner="85C")``, ``export_csv()``);
+``docs/studies.md`` describes workers, content-addressed channels and faults.
 """
 
 from eqtune.study.runner import StudyError, StudyResult, load_rows, run_study, summarize

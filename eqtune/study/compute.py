@@ -214,6 +214,16 @@ def fec_verdict(model: Any, point: EqPoint, n_corners: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the eye engine
 
 
+def _engine_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("eqtune")
+    except Exception:  # noqa: BLE001 - a source checkout without metadata
+        return "source"
+
+
+ENGINE_VERSION = _engine_version()
 _CACHE: dict[tuple, Any] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_MAX = 8  # prepared engines are large; studies rarely revisit a channel x profile x corner
@@ -249,6 +259,10 @@ def build_channel(ref: ChannelRef, corner: Corner):
     kw: dict[str, Any] = {"aggressors": xt}
     if temp is not None:
         kw["temperature_c"] = temp
+    if ref.kind == "content":  # sent by content hash (eqtune.study.content), on a worker
+        from eqtune.study.content import channel_for_content
+
+        return channel_for_content(ref, temperature_c=temp, aggressors=xt)
     if ref.kind in ("library", "file"):
         from eqtune.channel import load_channel
 
@@ -273,8 +287,10 @@ class EngineModel:
 
     def _engine(self, corner: Corner):
         combo = self.combo
-        key = ("engine", combo.channel, corner_conditions(combo.channel, corner), combo.profile, combo.direction,
-               combo.target_ber)
+        # on a worker, combo.channel.ref and a profile path name their content's digest
+        # (eqtune.study.content): the key is the content, the profile and the engine's version
+        key = ("engine", ENGINE_VERSION, combo.channel, corner_conditions(combo.channel, corner), combo.profile,
+               combo.direction, combo.target_ber)
 
         def build():
             from eqtune.eye import EyeEngine

@@ -1,17 +1,19 @@
 """Run a study: every combination once, through one executor code path, written as it finishes.
 
-``run_study(spec, out_dir)`` computes every combination not yet in ``out_dir/results.csv`` with a
-per-combination function (``compute``, default: the eye-engine simulation), appends one fsync'd row
-per finished combination, and finally writes ``summary.json``, ``report.html`` and, for fleet
+``run_study(spec, out_dir)`` computes every combination not yet in ``out_dir/results.sqlite`` with a
+per-combination function (``compute``, default: the eye-engine simulation), stores one row per
+finished combination as it arrives (``eqtune.study.store``), and finally exports ``results.csv`` and
+writes ``summary.json``, ``report.html`` and, for fleet
 studies, one profile per module. Interrupted (Ctrl-C, SIGKILL, a lost dask worker), the same call
 with ``resume=True`` computes exactly the missing combinations.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
+import os
+import socket
 import statistics
 import time
 import traceback
@@ -20,7 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows
+    resource = None  # type: ignore[assignment]
+
 from eqtune.errors import EqtuneError, InputError
+from eqtune.study.content import NEED_CONTENT, ContentPacker, StudyItem
 from eqtune.study.executors import StopFlag, open_executor, run_tasks
 from eqtune.study.spec import Combination, StudySpec
 from eqtune.study.store import SUMMARY, ResultStore, parse_float, write_json_atomic
@@ -46,13 +54,16 @@ class StudyResult:
     interrupted: bool = False
 
 
-def run_one(compute: Compute, combo: Combination) -> dict[str, Any]:
-    """Compute one combination -> a results row. Never raises for a bad combination: the row says why."""
-    t0, c0 = time.perf_counter(), time.thread_time()
+def run_one(compute: Compute, combo: Combination, work: Combination | None = None) -> dict[str, Any]:
+    """Compute one combination -> a results row. Never raises for a bad combination: the row says why.
+
+    ``work``: the combination as the worker computes it (channel and profile by content,
+    ``eqtune.study.content``); the row describes ``combo``, as the study spec names it."""
+    t0, c0, f0 = time.perf_counter(), time.thread_time(), _minor_faults()
     row: dict[str, Any] = {"id": combo.id, "index": combo.index, "channel": combo.channel.label,
                            "profile": combo.profile or "", "link": combo.link_dict() or None}
     try:
-        row.update(compute(combo))
+        row.update(compute(work or combo))
         row.setdefault("status", "ok")
     except EqtuneError as exc:
         row.update(status="error", error=f"{combo.label}: {exc}")
@@ -62,7 +73,54 @@ def run_one(compute: Compute, combo: Combination) -> dict[str, Any]:
         row.update(status="error", error=f"{combo.label}: internal error {type(exc).__name__}: {exc}{where}")
     row["elapsed_s"] = round(time.perf_counter() - t0, 4)
     row["cpu_s"] = round(time.thread_time() - c0, 4)  # this thread's CPU (BLAS runs single-threaded here)
+    faults = _minor_faults()
+    row["page_faults"] = None if faults is None or f0 is None else faults - f0
+    row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     return row
+
+
+def _minor_faults() -> int | None:
+    """Minor page faults of this thread so far (Linux ``RUSAGE_THREAD``): a per-task cost of memory
+    allocation that, unlike time, does not depend on how loaded the machine is. None elsewhere."""
+    who = getattr(resource, "RUSAGE_THREAD", None) if resource is not None else None
+    return None if who is None else int(resource.getrusage(who).ru_minflt)
+
+
+@dataclass(frozen=True)
+class StudyTask:
+    """What a worker runs per combination (the same on every executor).
+
+    Sets the worker process up once (``eqtune.study.worker.prepare_worker``: malloc thresholds, one
+    BLAS thread; ``prepare=False`` in the serial executor, which computes in the caller's own
+    process), makes the item's channel and profile files present by content hash
+    (``eqtune.study.content``), answering ``{NEED_CONTENT: [digest, ...]}`` when this host lacks
+    some, then ``run_one``."""
+
+    compute: Compute
+    prepare: bool = True
+
+    def __call__(self, item: StudyItem | Combination) -> dict[str, Any]:
+        if self.prepare:
+            from eqtune.study.worker import prepare_worker
+
+            prepare_worker()
+        if isinstance(item, Combination):
+            return run_one(self.compute, item)
+        from eqtune.study.content import NEED_CONTENT, materialize, worker_combination
+
+        missing = materialize(item)
+        if missing:
+            return {NEED_CONTENT: missing, "id": item.combo.id}
+        return run_one(self.compute, item.combo, worker_combination(item))
+
+
+def _item(packer: ContentPacker, combo: Combination) -> StudyItem | Combination:
+    """The task of ``combo``: by content; the bare combination when its channel cannot be read here
+    (the worker then reports the problem in that combination's row, as for any bad combination)."""
+    try:
+        return packer.item(combo)
+    except EqtuneError:
+        return combo
 
 
 def default_compute() -> Compute:
@@ -101,13 +159,29 @@ def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, schedul
                 info_desc = info.description
                 store.open()
                 # serial: one at a time, so every finished row is on disk before the next starts
-                window = max_in_flight or (1 if info.kind == "serial" else 2 * info.workers)
-                task = functools.partial(run_one, compute)
+                # processes: two per worker (one running, one queued); dask: four per thread, so a
+                # worker never waits a network round trip for its next task (a lost worker's tasks
+                # are rescheduled by dask, and a row is stored once whatever happens)
+                window = max_in_flight or (1 if info.kind == "serial" else
+                                           (4 if info.kind == "dask" else 2) * info.workers)
+                task = StudyTask(compute, prepare=info.kind != "serial")
+                packer = ContentPacker()
                 n_done = total - len(todo)
                 stop = StopFlag(on_interrupt)
+
+                def resubmit(item: Any, result: Mapping[str, Any]) -> Any:
+                    # a worker lacks some channel/profile files: the same task again, with their bytes
+                    need = result.get(NEED_CONTENT)
+                    return item.with_payload(packer.payload(need)) if need and item.payload is None else None
+
                 try:
                     with stop.installed():
-                        for _combo, row in run_tasks(executor, task, todo, max_in_flight=window, stop=stop.is_set):
+                        items = (_item(packer, c) for c in todo)
+                        for _item_done, row in run_tasks(executor, task, items, max_in_flight=window,
+                                                         stop=stop.is_set, resubmit=resubmit):
+                            if NEED_CONTENT in row:
+                                raise StudyError(f"a worker did not accept the files of {row['id']} "
+                                                 "(content digests did not match)")
                             store.append(row)
                             computed += 1
                             n_done += 1
@@ -122,8 +196,11 @@ def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, schedul
         store.close()
     out.mkdir(parents=True, exist_ok=True)
     rows = _rows_in_spec_order(spec, store.rows())
+    if rows:
+        store.export_csv()  # results.csv: the same rows, for spreadsheets and scripts
     summary = summarize(spec, rows, executor=info_desc, computed=computed, started=started,
                         interrupted=interrupted)
+    summary["duplicates_refused"] = store.duplicates_refused
     write_json_atomic(out / SUMMARY, summary)
     result = StudyResult(out, rows, summary, computed, total - len(todo), interrupted=interrupted)
     if interrupted:

@@ -87,3 +87,66 @@ def test_spec_broken_between_runs_keeps_results(synth_spec_path, tmp_path):
     assert r.exit_code == 0, r.output
     assert "24/24 combinations (14 computed now, 10 from earlier runs)" in r.output
     assert len(ResultStore(out).rows()) == 24
+
+
+def test_progress_and_eta_count_this_runs_rows_on_every_executor(synth_spec_path, tmp_path):
+    """Progress lines (stderr not a terminal) carry an ETA; on a resumed study it is based on the rows of
+    this run, not on the rows stored earlier; on a dask cluster the same lines appear."""
+    distributed = __import__("pytest").importorskip("distributed")
+    from eqtune.study import load_spec, run_study
+    from eqtune.study.compute import synthetic
+
+    out = tmp_path / "o"
+    spec = load_spec(synth_spec_path)
+    spec.combinations = spec.combinations[:12]  # as if interrupted after 12 of 24
+    run_study(spec, out, compute=synthetic, report=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  ) as cluster:
+        r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                      "--scheduler", cluster.scheduler_address, "--resume", "--no-report"])
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.output.splitlines() if x.startswith("study: ")]
+    assert lines and lines[-1].startswith("study: 24/24 (100 %)") and " done " in lines[-1]
+    assert any("eta " in x for x in lines[:-1]), lines
+
+
+def test_eta_ignores_rows_of_earlier_runs():
+    from eqtune.study.progress import StudyEta
+
+    now = [100.0]
+    eta = StudyEta(1000, window=10, clock=lambda: now[0])
+    eta.update(900)  # the first row of a resumed study: 899 were stored earlier
+    assert eta.seconds_left() is None and eta.text() == "eta --"
+    for done in range(901, 911):
+        now[0] += 2.0  # one row every 2 s
+        eta.update(done)
+    assert eta.rate() == __import__("pytest").approx(0.5)
+    assert eta.seconds_left() == __import__("pytest").approx(90 * 2.0)
+    assert eta.text().startswith("eta 3m00s")
+    eta.update(910)  # the same count again changes nothing
+    assert eta.computed == 11
+
+
+def test_study_query_ranks_by_corner_from_the_store(synth_spec_path, tmp_path):
+    from eqtune.study.store import ResultStore
+
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["study", str(synth_spec_path), "--out", str(out), "--backend", "synthetic",
+                                  "--workers", "1", "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["study", "query", str(out), "--worst", "5", "--corner", "85C", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)  # one JSON document
+    rows = ResultStore(out).rows()
+    at85 = sorted((json.loads(x["corner_margins"])["85C"]["robust"], x["id"]) for x in rows)[:5]
+    assert [w["id"] for w in doc["worst"]] == [i for _m, i in at85]
+    assert [w["robust_margin"] for w in doc["worst"]] == [m for m, _i in at85]
+    assert doc["rows_in_store"] == 24 and all(w["corner"] == "85C" for w in doc["worst"])
+    r = CliRunner().invoke(main, ["study", "query", str(out), "--worst", "3", "--csv", str(tmp_path / "x.csv")])
+    assert r.exit_code == 0 and r.output.startswith("3 worst of 24 combinations")
+    assert (tmp_path / "x.csv").read_text() == (out / "results.csv").read_text()
+    r = CliRunner().invoke(main, ["study", "query", str(out), "--corner", "105C"])
+    assert r.exit_code == 2 and r.output.strip().count("\n") == 0
+    assert "corner '105C' is not in this study; its corners: 25C, 85C" in r.output
+    r = CliRunner().invoke(main, ["study", "query", str(tmp_path / "nothing")])
+    assert r.exit_code == 2 and "holds no study results" in r.output
