@@ -9,8 +9,9 @@ Regression Analysis, 3rd ed., 9.2; equal weights: Montgomery & Runger, Applied S
     slope = Cxy / Cxx,   Cxx = sum w (x - xbar)^2,  Cxy = sum w (x - xbar)(y - ybar)
 
 and, with the residual variance s^2 = (Cyy - Cxy^2 / Cxx) / W * n / (n - 2) and the effective
-sample count n = W^2 / sum w^2 (Kish, Survey Sampling, 1965: effective sample size), the slope's standard error
-``se = sqrt(s^2 * (sum w^2 / W) / Cxx)`` (exact for equal weights; the usual approximation otherwise).
+sample count n = W^2 / sum w^2 (Kish, Survey Sampling, 1965: effective sample size), the slope's
+standard error from the sandwich form Var(slope) = s^2 sum w^2 (x - xbar)^2 / Cxx^2 (the variance of
+a weighted sum of independent errors; the sums of w^2 x and w^2 x^2 are kept for it).
 """
 
 from __future__ import annotations
@@ -44,17 +45,21 @@ class EWRegression:
         z = np.zeros(shape)
         self.w, self.w2, self.sx, self.sy = z.copy(), z.copy(), z.copy(), z.copy()
         self.sxx, self.sxy, self.syy = z.copy(), z.copy(), z.copy()
+        self.w2x, self.w2xx = z.copy(), z.copy()
 
     def decay(self, lam: np.ndarray, mask: np.ndarray) -> None:
         """Multiply the weights of the series in ``mask`` by ``lam`` (= exp(-dt / tau))."""
         lam = np.where(mask, lam, 1.0)
         for a in (self.w, self.sx, self.sy, self.sxx, self.sxy, self.syy):
             a *= lam
-        self.w2 *= lam * lam
+        for a in (self.w2, self.w2x, self.w2xx):
+            a *= lam * lam
 
     def shift_x(self, d: np.ndarray, mask: np.ndarray) -> None:
         """Move the origin of x by ``d`` (x -> x - d) for the series in ``mask`` (time axes: keep x = 0 at now)."""
         d = np.where(mask, d, 0.0)
+        self.w2xx += -2.0 * d * self.w2x + d * d * self.w2
+        self.w2x -= d * self.w2
         self.sxx += -2.0 * d * self.sx + d * d * self.w
         self.sxy -= d * self.sy
         self.sx -= d * self.w
@@ -66,6 +71,8 @@ class EWRegression:
         y = np.where(mask, y, 0.0)
         self.w += m
         self.w2 += m
+        self.w2x += m * x
+        self.w2xx += m * x * x
         self.sx += m * x
         self.sy += m * y
         self.sxx += m * x * x
@@ -83,7 +90,8 @@ class EWRegression:
             level = ybar - slope * xbar
             n = w * w / self.w2
             resid = np.maximum(cyy - cxy * slope, 0.0) / w * n / np.maximum(n - 2.0, 1e-9)
-            se = np.sqrt(resid * (self.w2 / w) / cxx)
+            c2 = np.maximum(self.w2xx - 2.0 * xbar * self.w2x + xbar * xbar * self.w2, 0.0)
+            se = np.sqrt(resid * c2) / cxx
             sd_x = np.sqrt(cxx / w)
         bad = ~(cxx > 0)
         slope[bad] = np.nan
