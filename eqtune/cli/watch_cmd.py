@@ -20,7 +20,30 @@ def _fmt_flag(f: dict) -> str:
     return out
 
 
-@click.command("watch")
+class _WatchCommand(click.Command):
+    """``eqtune watch [RESOURCE]...`` polls; ``eqtune watch history|worst|export|ack ...`` read or
+    annotate the store (a resource never has those names: resources carry a ``:``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in SUBCOMMANDS:
+            ctx.meta["eqtune_watch_sub"] = (args[0], list(args[1:]))
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        sub = ctx.meta.get("eqtune_watch_sub")
+        if sub is None:
+            return super().invoke(ctx)
+        cmd = SUBCOMMANDS[sub[0]]
+        with cmd.make_context(f"{ctx.info_name} {sub[0]}", sub[1], parent=ctx) as sub_ctx:
+            return cmd.invoke(sub_ctx)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Store commands"):
+            formatter.write_dl([(f"watch {name}", (cmd.help or "").splitlines()[0]) for name, cmd in SUBCOMMANDS.items()])
+
+
+@click.command("watch", cls=_WatchCommand)
 @click.argument("resources", nargs=-1, metavar="[RESOURCE]...")
 @click.option("--fleet", "fleet_csv", default=None, metavar="CSV",
               help="Fleet CSV with a 'resource' column (optional: server, port, lanes, channel, profile).")
@@ -52,13 +75,17 @@ def _fmt_flag(f: dict) -> str:
               show_default=True, help="Pre-FEC BER alarm level where a module advertises none (VDM).")
 @click.option("--esnr-min-db", type=FiniteFloat(min=0.0, max=60.0), default=None,
               help="eSNR warning level (dB) where a module advertises none (default: PAM4 eSNR at --ber-warning).")
+@click.option("--retain-days", type=FiniteFloat(min=0.0, min_open=True, max=3650.0), default=7.0, show_default=True,
+              help="Keep raw samples this long, then min/max/mean per --block.")
+@click.option("--block", "block_s", type=FiniteFloat(min=1.0, max=86400.0), default=900.0, show_default=True,
+              help="Downsampling block (s) for samples older than --retain-days.")
 @click.option("--demo-fleet", type=click.IntRange(1, 256), default=None, metavar="N",
               help="Watch N emulated modules (3 planted weak lanes, a 10 C ramp at 30x speed) instead of hardware.")
 def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | None, lanes: str | None,
           channel: str | None, interval_s: float, count: int | None, duration_s: float | None, db_path: str | None,
           sessions: str | None, no_store: bool, prometheus: str | None, as_json: bool, tui: bool, window_s: float,
           horizon_s: float, hot_c: float, ber_warning: float, ber_alarm: float, esnr_min_db: float | None,
-          demo_fleet: int | None) -> None:
+          retain_days: float, block_s: float, demo_fleet: int | None) -> None:
     """Watch module lanes: VDM pre-FEC BER/eSNR/FEC counters and temperature on an interval."""
     import signal
     import sys
@@ -121,7 +148,7 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
         on_interval = _json_lines if as_json else _text_lines(len(targets), store, exporter)
         progress = None if as_json or not sys.stdout.isatty() or len(targets) < 8 else _FirstScanProgress(len(targets))
         watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
-                          on_interval=on_interval, on_module=progress)
+                          on_interval=on_interval, on_module=progress, retain_days=retain_days, block_s=block_s)
         try:
             watcher.run(count=count, duration_s=duration_s, stop=stop)
         except KeyboardInterrupt:
@@ -215,3 +242,98 @@ def _summary(watcher) -> None:
         click.echo(f"{len(lanes)} lane(s) flagged during the watch: " + ", ".join(f"{r} lane {ln}" for r, ln in lanes))
     else:
         click.echo("no lane flagged during the watch")
+
+
+# ------------------------------------------------------------------------------ store commands
+def _db_option(f):
+    f = click.option("--db", "db_path", default=None, metavar="FILE", help="SQLite store (default: <sessions>/watch.sqlite).")(f)
+    return click.option("--sessions", default=None, metavar="DIR", help="Sessions folder.")(f)
+
+
+def _open_ro(db_path: str | None, sessions: str | None):
+    from eqtune.watch.store import connect_readonly, default_path
+
+    return connect_readonly(db_path or default_path(sessions))
+
+
+@click.command("worst")
+@click.option("-n", "count", type=click.IntRange(1, 100000), default=10, show_default=True, help="How many lanes.")
+@click.option("--observable", default="prefec_ber", show_default=True,
+              help="Observable to rank by (prefec_ber: highest first; esnr_db / ltp_db: lowest first).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@_db_option
+def worst_cmd(count: int, observable: str, as_json: bool, db_path: str | None, sessions: str | None) -> None:
+    """The fleet's worst lanes by their newest value."""
+    from eqtune.cli._common import echo_json
+    from eqtune.watch.store import worst_lanes
+
+    db = _open_ro(db_path, sessions)
+    rows = worst_lanes(db, observable, count, ascending=observable.startswith(("esnr", "ltp")))
+    if as_json:
+        echo_json({"observable": observable, "lanes": [{"resource": r, "lane": ln, "value": v, "ts": t}
+                                                       for r, ln, v, t in rows]})
+        return
+    for r, ln, v, _t in rows:
+        click.echo(f"{r} lane {ln}: {observable} {v:.3g}")
+    if not rows:
+        click.echo(f"no {observable} samples in the store")
+
+
+@click.command("history")
+@click.argument("resource")
+@click.option("--lane", type=click.IntRange(1, 16), required=True, help="Lane.")
+@click.option("--observable", default="prefec_ber", show_default=True)
+@click.option("--since", type=FiniteFloat(), default=0.0, help="Unix time (s) to start from.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@_db_option
+def history_cmd(resource: str, lane: int, observable: str, since: float, as_json: bool, db_path: str | None,
+                sessions: str | None) -> None:
+    """One lane's stored series: downsampled blocks (min/max/mean), then raw samples."""
+    from eqtune.cli._common import echo_json
+    from eqtune.watch.store import history
+
+    rows = history(_open_ro(db_path, sessions), resource, lane, observable, since)
+    if as_json:
+        echo_json({"resource": resource, "lane": lane, "observable": observable, "rows": rows})
+        return
+    for row in rows:
+        if "value" in row:
+            click.echo(f"{row['ts']:.0f} {row['value']:.4g}")
+        else:
+            click.echo(f"{row['ts']:.0f} +{row['block_s']:.0f}s n={row['n']} min {row['min']:.4g} "
+                       f"mean {row['mean']:.4g} max {row['max']:.4g}")
+    if not rows:
+        click.echo(f"no {observable} samples for {resource} lane {lane}")
+
+
+@click.command("export")
+@click.option("--since", type=FiniteFloat(), default=0.0, help="Unix time (s) to start from.")
+@_db_option
+def export_cmd(since: float, db_path: str | None, sessions: str | None) -> None:
+    """Raw samples as CSV on stdout: ts,resource,lane,observable,value."""
+    import csv
+    import sys
+
+    db = _open_ro(db_path, sessions)
+    w = csv.writer(sys.stdout)
+    w.writerow(["ts", "resource", "lane", "observable", "value"])
+    for row in db.execute("SELECT ts, resource, lane, observable, value FROM samples WHERE ts >= ? ORDER BY ts",
+                          (since,)):
+        w.writerow(row)
+
+
+@click.command("ack")
+@click.argument("resource")
+@click.argument("lane", type=click.IntRange(1, 16))
+@click.option("--note", default="", help="Why (kept in the store).")
+@_db_option
+def ack_cmd(resource: str, lane: int, note: str, db_path: str | None, sessions: str | None) -> None:
+    """Accept a lane's new level as normal: a running watch on this store drops the held step /
+    thermal finding at its next poll."""
+    from eqtune.watch.store import acknowledge, default_path
+
+    acknowledge(db_path or default_path(sessions), resource, lane, note)
+    click.echo(f"acknowledged {resource} lane {lane}")
+
+
+SUBCOMMANDS: dict[str, click.Command] = {"history": history_cmd, "worst": worst_cmd, "export": export_cmd, "ack": ack_cmd}

@@ -51,12 +51,19 @@ def rs_symbol_error_ratio(ber: float) -> float:
 
 
 def _errored_frame_ratio(ber: float) -> float:
-    """P(more than 15 of the 544 RS symbols of a codeword are wrong): the binomial upper tail
-    (scipy ``binom.sf``, computed as a tail, never as 1 - CDF, so it stays exact below 1e-300)."""
-    from scipy.stats import binom
-
+    """P(more than 15 of the 544 RS symbols of a codeword are wrong): the binomial upper tail summed
+    term by term in the log domain (log C(n, k) from lgamma), never as 1 - CDF, so it stays exact
+    down to 1e-300 (tests/eye/test_fec.py checks it against scipy's ``binom.sf``)."""
     p = rs_symbol_error_ratio(ber)
-    return float(binom.sf(RS_T, RS_N, p)) if p > 0 else 0.0
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    lp, lq = math.log(p), math.log1p(-p)
+    logs = [math.lgamma(RS_N + 1) - math.lgamma(k + 1) - math.lgamma(RS_N - k + 1) + k * lp + (RS_N - k) * lq
+            for k in range(RS_T + 1, RS_N + 1)]
+    top = max(logs)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
 
 
 class VdmModel:

@@ -55,14 +55,23 @@ def _harmful(f: Finding) -> bool:
     return False
 
 
-def retune_command(resource: str, lane: int, channel: str | None, *, thermal: bool,
-                   traffic_down: bool = True) -> str:
-    """The live re-tune of one lane of one module (eqtune tune --live, docs/tuning.md)."""
+def tune_has_consent_flag() -> bool:
+    """Whether ``eqtune tune`` takes ``--allow-traffic-down`` (the live-safety consent gate)."""
+    try:
+        from eqtune.cli.tune_cmd import tune
+    except ImportError:  # pragma: no cover - the CLI is part of the package
+        return False
+    return any("--allow-traffic-down" in getattr(p, "opts", ()) for p in tune.params)
+
+
+def retune_command(resource: str, lane: int, channel: str | None, *, traffic_down: bool = True) -> str:
+    """The live re-tune of one lane of one module (``eqtune tune --live``, docs/tuning.md): the
+    module's Tx input equalizer (``tx_eq``) against its own PRBS checker on that lane. The module
+    PRBS test takes the lane's traffic down, so the consent flag is printed where the tune command
+    has it. It works as printed against the emulated fleet (tests/watch/test_watch_retune.py)."""
     parts = ["eqtune tune", channel or "CHANNEL", "--live", "--module", resource, "--lane", str(lane),
              "--direction module_rx --knobs tx_eq --module-ber"]
-    if thermal:
-        parts.append("--corners 25C,85C")
-    if traffic_down:
+    if traffic_down and tune_has_consent_flag():
         parts.append("--allow-traffic-down")
     return " ".join(parts)
 
@@ -88,10 +97,10 @@ def suggest(findings: list[Finding], *, resource: str, lane: int, channel: str |
         return Action("swap", f"swap or reseat module {resource}: a verified re-tune of {where} did not restore it")
     if harmful:
         thermal = "thermal" in kinds
-        why = ("its margin falls with temperature faster than its siblings'" if thermal else
-               "it is past (or heading past) the module's warning level while its siblings are not")
+        why = ("its margin falls with temperature faster than its siblings'; tune it while the module is hot"
+               if thermal else "it is past (or heading past) the module's warning level while its siblings are not")
         return Action("retune", f"re-tune {where} ({why}); the watch verifies it afterwards",
-                      retune_command(resource, lane, channel, thermal=thermal, traffic_down=traffic_down))
+                      retune_command(resource, lane, channel, traffic_down=traffic_down))
     what = ", ".join(sorted(kinds))
     return Action("watch", f"watch {where} ({what}: still under the module's warning level); "
                            "`eqtune watch ack` when the change is understood")

@@ -147,7 +147,8 @@ class Watcher:
                  on_interval: Callable[[IntervalReport], None] | None = None,
                  opener: Callable[[str], CmisModule] | None = None, workers: int | None = None,
                  clock: Callable[[], float] = time.time,
-                 on_module: Callable[[ModuleSample], None] | None = None) -> None:
+                 on_module: Callable[[ModuleSample], None] | None = None, retain_days: float = 7.0,
+                 block_s: float = 900.0) -> None:
         if not targets:
             from eqtune.errors import InputError
 
@@ -177,6 +178,8 @@ class Watcher:
         self.retune_failed: set[tuple[str, int]] = set()
         self.detector: FleetDetector | None = None
         self.answered = 0  # module polls that answered, over the watch
+        self.retain_days, self.block_s = float(retain_days), float(block_s)
+        self._compacted = -float("inf")
         self.notes: list[str] = []
         self._slot = {t.resource: i for i, t in enumerate(targets)}
         self._thresholds: dict[int, dict[str, float]] = {}
@@ -226,9 +229,15 @@ class Watcher:
         ts = self.clock()
         samples = list(self._pool.map(self._poll, self.targets))
         self.answered += sum(s.ok for s in samples)
+        if self.store is not None and hasattr(self.store, "new_acks"):
+            for res, lane in self.store.new_acks():
+                self.acknowledge(res, lane)
         lanes, new_flags, active = self._detect(samples)
         if self.store is not None:
             self.store.append_interval(self.interval, ts, samples, new_flags)
+            if hasattr(self.store, "compact") and ts - self._compacted >= 3600.0:
+                self.store.compact(ts, self.retain_days, self.block_s)
+                self._compacted = ts
         if self.exporter is not None:
             self.exporter.update(self.interval, samples, active)
         rep = IntervalReport(self.interval, ts, samples, new_flags, active, lanes, time.perf_counter() - t0,
@@ -239,7 +248,9 @@ class Watcher:
 
     def _ensure_detector(self, samples: list[ModuleSample]) -> FleetDetector:
         if self.detector is None:
-            lanes = max([max(s.lanes, default=0) for s in samples] + [max(t.lanes or [0]) for t in self.targets] + [1])
+            # CMIS modules have up to 8 lanes; more only if a target or an answer names them (a first
+            # poll that fails must not shrink the detector)
+            lanes = max([max(s.lanes, default=0) for s in samples] + [max(t.lanes or [0]) for t in self.targets] + [8])
             self.detector = FleetDetector(len(self.targets), min(lanes, 16), self.interval_s, self.cfg)
             self.notes.extend(self.detector.notes)
         return self.detector

@@ -262,3 +262,16 @@ def test_fec_objective_ranks_very_clean_codes():
     a = fec_analysis([0.4, 0.1, -0.05], 1e-12).codeword_error_ratio
     b = fec_analysis([0.4, 0.1, -0.05], 1e-13).codeword_error_ratio
     assert 0 < b < a * 1e-3
+
+
+@pytest.mark.parametrize("ber", [1e-3, 2.4e-4, 1e-5, 1e-8])
+def test_emulated_errored_frames_are_the_binomial_tail_of_rs_symbols(ber):
+    """The emulated module's VDM errored-frame ratio: RS-symbol error ratio 1-(1-2 BER)^5 and the
+    upper tail over 544 symbols (it read 0 below BER ~5e-4 when computed as 1 - CDF)."""
+    from scipy.stats import binom
+
+    from eqtune.emulate.vdm import _errored_frame_ratio
+
+    p_rs = -math.expm1(5 * math.log1p(-2 * ber))
+    assert _errored_frame_ratio(ber) == pytest.approx(float(binom.sf(15, 544, p_rs)), rel=1e-9)
+    assert _errored_frame_ratio(ber) > 0
