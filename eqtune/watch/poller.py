@@ -70,6 +70,15 @@ def _module_thresholds(d: dict[str, float]) -> ModuleThresholds:
                             source={"ber": "module VDM", "esnr": "module VDM"})
 
 
+def _identity(mod: Any) -> dict[str, str]:
+    """Vendor, part number, revision, serial and firmware from page 00h (empty when unreadable)."""
+    try:
+        ident = mod.identity()
+    except Exception:  # noqa: BLE001 - identity is a label, not a reason to fail the poll
+        return {}
+    return {k: str(getattr(ident, k, "") or "") for k in ("vendor", "pn", "rev", "sn", "firmware")}
+
+
 def _groups(targets: list[WatchTarget]) -> dict[int, list[int]]:
     """Module slots by host/port group: the fleet CSV's ``group``, ``server`` or ``host`` label."""
     by: dict[str, list[int]] = {}
@@ -179,6 +188,7 @@ class Watcher:
         self.detector: FleetDetector | None = None
         self.answered = 0  # module polls that answered, over the watch
         self.retain_days, self.block_s = float(retain_days), float(block_s)
+        self.identity: dict[str, dict[str, str]] = {}
         self._compacted = -float("inf")
         self.notes: list[str] = []
         self._slot = {t.resource: i for i, t in enumerate(targets)}
@@ -206,6 +216,7 @@ class Watcher:
             try:
                 mod = self.opener(target.resource)
                 self.modules[target.resource] = mod
+                self.identity[target.resource] = _identity(mod)
             except (EqtuneError, OSError) as exc:
                 return ModuleSample(target.resource, self.clock(), None,
                                     error=f"open: {str(exc).splitlines()[0][:300]}")
@@ -239,7 +250,9 @@ class Watcher:
                 self.store.compact(ts, self.retain_days, self.block_s)
                 self._compacted = ts
         if self.exporter is not None:
-            self.exporter.update(self.interval, samples, active)
+            det_rows, mod_rows = self._prom_rows(samples)
+            self.exporter.update(self.interval, samples, active, detector_rows=det_rows, module_rows=mod_rows,
+                                 identity=self.identity, labels={t.resource: t.labels for t in self.targets})
         rep = IntervalReport(self.interval, ts, samples, new_flags, active, lanes, time.perf_counter() - t0,
                              self.last_cleared)
         if self.on_interval is not None:
@@ -254,6 +267,32 @@ class Watcher:
             self.detector = FleetDetector(len(self.targets), min(lanes, 16), self.interval_s, self.cfg)
             self.notes.extend(self.detector.notes)
         return self.detector
+
+    def _prom_rows(self, samples: list[ModuleSample]) -> tuple[list[tuple[str, int, str, float]], list[tuple[str, str, float]]]:
+        """The detector's levels and slopes per lane, for the exporter (finite values only)."""
+        import math
+
+        det = self.detector
+        rows: list[tuple[str, int, str, float]] = []
+        mods: list[tuple[str, str, float]] = []
+        if det is None:
+            return rows, mods
+        tcf, own = det._tcf, det.own_t.fit()
+        for s in samples:
+            m = self._slot[s.resource]
+            mods.append((s.resource, "eqtune_module_hot_celsius", float(det.hot[m])))
+            for lane in s.lanes:
+                if not 1 <= lane <= det.shape[2]:
+                    continue
+                li = lane - 1
+                vals = (("eqtune_lane_prefec_ber_warning_ratio", 10.0 ** float(det.warn[0, m, li])),
+                        ("eqtune_lane_prefec_ber_alarm_ratio", 10.0 ** float(det.alarm[0, m, li])),
+                        ("eqtune_lane_esnr_warning_decibels", -float(det.warn[1, m, li])),
+                        ("eqtune_lane_prefec_ber_trend_decades_per_second", float(tcf.slope[0, m, li])),
+                        ("eqtune_lane_esnr_trend_decibels_per_second", -float(tcf.slope[1, m, li])),
+                        ("eqtune_lane_esnr_tempco_decibels_per_celsius", -float(own.slope[1, m, li])))
+                rows += [(s.resource, lane, name, v) for name, v in vals if math.isfinite(v)]
+        return rows, mods
 
     def acknowledge(self, resource: str, lane: int) -> bool:
         """Accept a lane's present level as its normal (``eqtune watch ack``)."""

@@ -262,14 +262,14 @@ def test_prometheus_drops_a_module_that_stops_answering():
         good = ModuleSample("net:a:1", 1.0, 40.0, adapt_vdm({1: {"esnr_host_input_db": 20.0}}, [1]))
         exp.update(1, [good], set())
         scrape = lambda: parse_metrics(urllib.request.urlopen(f"http://127.0.0.1:{exp.port}/metrics", timeout=5).read().decode())  # noqa: E731
-        m = scrape()
-        assert m[("eqtune_lane_esnr_db", (("lane", "1"), ("resource", "net:a:1")))] == 20.0
-        assert ("eqtune_lane_prefec_ber", (("lane", "1"), ("resource", "net:a:1"))) not in m  # not advertised
+        m = {(n, dict(lab).get("resource"), dict(lab).get("lane")): v for (n, lab), v in scrape().items()}
+        assert m[("eqtune_lane_esnr_decibels", "net:a:1", "1")] == 20.0
+        assert not any(k[0] == "eqtune_lane_prefec_ber_ratio" for k in m)  # not advertised: absent, not 0
         exp.update(2, [ModuleSample("net:a:1", 2.0, None, error="timeout")], set())
-        m = scrape()
-        assert not any(n == "eqtune_lane_esnr_db" for n, _ in m)
-        assert m[("eqtune_module_up", (("resource", "net:a:1"),))] == 0.0
-        assert ("eqtune_module_temperature_celsius", (("resource", "net:a:1"),)) not in m
+        m = {(n, dict(lab).get("resource"), dict(lab).get("lane")): v for (n, lab), v in scrape().items()}
+        assert not any(k[0] == "eqtune_lane_esnr_decibels" for k in m)
+        assert m[("eqtune_module_up", "net:a:1", None)] == 0.0
+        assert ("eqtune_module_temperature_celsius", "net:a:1", None) not in m
     finally:
         exp.stop()
 
