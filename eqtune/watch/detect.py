@@ -383,12 +383,13 @@ class FleetDetector:
     def _thermal_release(self) -> None:
         st = self._thermal_stats()
         new = st["flag"] & ~self.thermal_held
-        for idx in zip(*np.nonzero(new), strict=True):
-            self.held[tuple(int(i) for i in idx)] = self._thermal_evidence(tuple(int(i) for i in idx), st)
+        for k, m, ln in zip(*np.nonzero(new), strict=True):
+            key = (int(k), int(m), int(ln))
+            self.held[key] = self._thermal_evidence(key, st)
         self.thermal_held |= st["flag"]
         released = self.thermal_held & st["gone"] & ~st["flag"]
-        for idx in zip(*np.nonzero(released), strict=True):
-            self.held.pop(tuple(int(i) for i in idx), None)
+        for k, m, ln in zip(*np.nonzero(released), strict=True):
+            self.held.pop((int(k), int(m), int(ln)), None)
         self.thermal_held &= ~released
         self._tstats = st
 
