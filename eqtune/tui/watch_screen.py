@@ -49,6 +49,10 @@ def lane_detail(st: Any) -> str:
     from eqtune.watch.actions import evidence_line
 
     lines = [f"{st.resource} lane {st.lane}:"]
+    fl = getattr(st, "frame_loss", None)
+    if fl:
+        rng = f" ({fl['range'][0]:.1e}..{fl['range'][1]:.1e}, {fl['assumes']})" if "range" in fl else ""
+        lines.append(f"  frame loss {fl['ratio']:.1e} {fl['source']}{rng}")
     for f in st.findings:
         lines.append(f"  {f.kind} ({f.metric}): {evidence_line(f)}")
     lines.append(f"  action: {st.action or '-'}")

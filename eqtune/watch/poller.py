@@ -16,6 +16,7 @@ import numpy as np
 from eqtune.jsonutil import finite_or_none
 from eqtune.watch.actions import suggest
 from eqtune.watch.detect import DetectConfig, Finding, FleetDetector, ModuleThresholds
+from eqtune.watch.frameloss import frame_loss
 from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
 
@@ -120,6 +121,7 @@ class LaneStatus:
     ber_hist: list[float] = field(default_factory=list)
     temp_hist: list[float] = field(default_factory=list)
     action_level: str = "none"
+    frame_loss: dict[str, Any] | None = None
 
     def risk(self, cfg: DetectConfig) -> float:
         """Larger = riskier: 1000 per action level, 100 per finding, plus how close eSNR is to its
@@ -292,6 +294,10 @@ class Watcher:
                         ("eqtune_lane_esnr_trend_decibels_per_second", -float(tcf.slope[1, m, li])),
                         ("eqtune_lane_esnr_tempco_decibels_per_celsius", -float(own.slope[1, m, li])))
                 rows += [(s.resource, lane, name, v) for name, v in vals if math.isfinite(v)]
+                fl = frame_loss(s.lanes[lane].get("prefec_ber"), None)
+                if fl is not None:
+                    rows.append((s.resource, lane, "eqtune_lane_frame_loss_predicted_ratio", fl["ratio"]))
+                    rows.append((s.resource, lane, "eqtune_lane_frame_loss_predicted_high_ratio", fl["range"][1]))
         return rows, mods
 
     def acknowledge(self, resource: str, lane: int) -> bool:
@@ -359,7 +365,8 @@ class Watcher:
                 last = arr[-1] if len(arr) else np.array([s.ts, np.nan, np.nan, np.nan])
                 st = LaneStatus(s.resource, lane, finite_or_none(last[1]), finite_or_none(last[2]),
                                 finite_or_none(last[3]), fs, str(act), _present(arr[:, 2]), _present(arr[:, 3]),
-                                _present(arr[:, 1]), act.level)
+                                _present(arr[:, 1]), act.level,
+                                frame_loss(vals.get("prefec_ber"), vals.get("errored_frames")) if s.ok else None)
                 lanes.append(st)
                 for f in fs:
                     fk = (s.resource, lane, f.kind)

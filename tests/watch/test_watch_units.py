@@ -386,3 +386,17 @@ def test_nothing_watched_exits_nonzero_and_count_1_returns_after_its_poll(tmp_pa
     r = CliRunner().invoke(main, ["watch", "emu:bogus", "--count", "1", "--interval", "30", "--no-store"])
     assert r.exit_code == 2 and "nothing watched" in r.output, r.output
     assert time.monotonic() - t0 < 25.0  # no wait of --interval after the only poll
+
+
+def test_frame_loss_measured_where_advertised_else_predicted_with_its_range():
+    from scipy.stats import binom
+
+    from eqtune.watch.frameloss import frame_loss
+
+    assert frame_loss(1e-5, 3e-12) == {"source": "measured (VDM errored frames)", "ratio": 3e-12}
+    fl = frame_loss(2.4e-4, None)
+    p_rs = -math.expm1(5 * math.log1p(-4.8e-4))  # SER = 2 BER, 5 PAM4 symbols per RS symbol
+    assert fl["ratio"] == pytest.approx(float(binom.sf(15, 544, p_rs)), rel=0.2)  # BER rounded to 0.05 decade
+    lo, hi = fl["range"]
+    assert lo == fl["ratio"] and hi > 100 * lo  # the unknown host DFE spans orders of magnitude
+    assert frame_loss(None, None) is None and frame_loss(0.0, None) is None
