@@ -148,7 +148,8 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
         on_interval = _json_lines if as_json else _text_lines(len(targets), store, exporter)
         progress = None if as_json or not sys.stdout.isatty() or len(targets) < 8 else _FirstScanProgress(len(targets))
         watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
-                          on_interval=on_interval, on_module=progress, retain_days=retain_days, block_s=block_s)
+                          on_interval=on_interval, on_module=progress, retain_days=retain_days, block_s=block_s,
+                          consent_flag=_tune_consent_flag())
         try:
             watcher.run(count=count, duration_s=duration_s, stop=stop)
         except KeyboardInterrupt:
@@ -170,6 +171,13 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
             store.close()
         if fleet is not None:
             fleet.stop()
+
+
+def _tune_consent_flag() -> str | None:
+    """``eqtune tune``'s traffic-down consent option, when it has one (printed in re-tune commands)."""
+    from eqtune.cli.tune_cmd import tune
+
+    return "--allow-traffic-down" if any("--allow-traffic-down" in p.opts for p in tune.params) else None
 
 
 class _FirstScanProgress:

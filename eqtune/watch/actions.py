@@ -55,30 +55,22 @@ def _harmful(f: Finding) -> bool:
     return False
 
 
-def tune_has_consent_flag() -> bool:
-    """Whether ``eqtune tune`` takes ``--allow-traffic-down`` (the live-safety consent gate)."""
-    try:
-        from eqtune.cli.tune_cmd import tune
-    except ImportError:  # pragma: no cover - the CLI is part of the package
-        return False
-    return any("--allow-traffic-down" in getattr(p, "opts", ()) for p in tune.params)
-
-
-def retune_command(resource: str, lane: int, channel: str | None, *, traffic_down: bool = True) -> str:
+def retune_command(resource: str, lane: int, channel: str | None, *, consent_flag: str | None = None) -> str:
     """The live re-tune of one lane of one module (``eqtune tune --live``, docs/tuning.md): the
     module's Tx input equalizer (``tx_eq``) against its own PRBS checker on that lane. The module
-    PRBS test takes the lane's traffic down, so the consent flag is printed where the tune command
-    has it. It works as printed against the emulated fleet (tests/watch/test_watch_retune.py)."""
+    PRBS test takes the lane's traffic down, so ``consent_flag`` (the tune command's traffic-down
+    consent option, when it has one: the CLI passes it) is printed. It runs as printed against an
+    emulated module."""
     parts = ["eqtune tune", channel or "CHANNEL", "--live", "--module", resource, "--lane", str(lane),
              "--direction module_rx --knobs tx_eq --module-ber"]
-    if traffic_down and tune_has_consent_flag():
-        parts.append("--allow-traffic-down")
+    if consent_flag:
+        parts.append(consent_flag)
     return " ".join(parts)
 
 
 def suggest(findings: list[Finding], *, resource: str, lane: int, channel: str | None = None,
             module_fraction: float = 0.0, group_fraction: float = 0.0, retune_failed: bool = False,
-            traffic_down: bool = True) -> Action:
+            consent_flag: str | None = None) -> Action:
     """The action for one lane. ``module_fraction``: the share of the module's lanes that hold a
     step/over finding now; ``group_fraction``: the share of the other modules in the lane's host/port
     group whose lanes do; ``retune_failed``: a verified re-tune of this lane did not restore it."""
@@ -100,7 +92,7 @@ def suggest(findings: list[Finding], *, resource: str, lane: int, channel: str |
         why = ("its margin falls with temperature faster than its siblings'; tune it while the module is hot"
                if thermal else "it is past (or heading past) the module's warning level while its siblings are not")
         return Action("retune", f"re-tune {where} ({why}); the watch verifies it afterwards",
-                      retune_command(resource, lane, channel, traffic_down=traffic_down))
+                      retune_command(resource, lane, channel, consent_flag=consent_flag))
     what = ", ".join(sorted(kinds))
     return Action("watch", f"watch {where} ({what}: still under the module's warning level); "
                            "`eqtune watch ack` when the change is understood")

@@ -158,8 +158,8 @@ class Watcher:
                  on_interval: Callable[[IntervalReport], None] | None = None,
                  opener: Callable[[str], CmisModule] | None = None, workers: int | None = None,
                  clock: Callable[[], float] = time.time,
-                 on_module: Callable[[ModuleSample], None] | None = None, retain_days: float = 7.0,
-                 block_s: float = 900.0) -> None:
+                 on_module: Callable[[ModuleSample], None] | None = None, retain_days: float = 1.0,
+                 block_s: float = 900.0, consent_flag: str | None = None) -> None:
         if not targets:
             from eqtune.errors import InputError
 
@@ -191,6 +191,7 @@ class Watcher:
         self.answered = 0  # module polls that answered, over the watch
         self.retain_days, self.block_s = float(retain_days), float(block_s)
         self.identity: dict[str, dict[str, str]] = {}
+        self.consent_flag = consent_flag  # printed in re-tune commands (the CLI knows the tune command's)
         self._compacted = -float("inf")
         self.notes: list[str] = []
         self._slot = {t.resource: i for i, t in enumerate(targets)}
@@ -361,7 +362,8 @@ class Watcher:
                 arr = h.array()
                 fs = per_lane.get((m, lane), [])
                 act = suggest(fs, resource=s.resource, lane=lane, channel=tgt.channel, module_fraction=frac[m],
-                              group_fraction=gfrac, retune_failed=key in self.retune_failed)
+                              group_fraction=gfrac, retune_failed=key in self.retune_failed,
+                              consent_flag=self.consent_flag)
                 last = arr[-1] if len(arr) else np.array([s.ts, np.nan, np.nan, np.nan])
                 st = LaneStatus(s.resource, lane, finite_or_none(last[1]), finite_or_none(last[2]),
                                 finite_or_none(last[3]), fs, str(act), _present(arr[:, 2]), _present(arr[:, 3]),
