@@ -12,6 +12,10 @@ from eqtune.cli._common import FiniteFloat
 
 
 def _fmt_flag(f: dict) -> str:
+    if f["kind"] == "improved":
+        ev, ber = f["evidence"], f["metric"] == "log10_prefec_ber"
+        fmt = (lambda x: f"BER {x:.2e}") if ber else (lambda x: f"eSNR {x:.2f} dB")
+        return f"BETTER {f['resource']} lane {f['lane']}: {fmt(ev['before'])} -> {fmt(ev['after'])} (the new baseline)"
     from eqtune.watch.actions import evidence_line
     from eqtune.watch.detect import Finding
 

@@ -221,6 +221,9 @@ class FleetDetector:
         self.warn[1], self.alarm[1] = -c.esnr_warning(), -c.esnr_alarm()
         self.hot = np.full(modules, c.hot_c)
         self.threshold_source: dict[int, dict[str, str]] = {}
+        #: (metric, module, lane, level before, level after, ts) of lanes that got better than their
+        #: baseline for K polls (a re-tune, a reseat): the caller drains it (``take_improved``)
+        self.improved: list[tuple[int, int, int, float, float, float]] = []
 
     # ------------------------------------------------------------------ configuration
     def set_thresholds(self, m: int, th: ModuleThresholds) -> None:
@@ -334,6 +337,9 @@ class FleetDetector:
         self.step &= ~back
         # better than the baseline for K polls (a re-tune, a cooler day): the baseline follows at once
         rebase = live & down & ~self.step
+        for k_, m_, l_ in zip(*np.nonzero(rebase), strict=True):
+            i = (int(k_), int(m_), int(l_))
+            self.improved.append((*i, float(self.base[i]), float(level_down[i]), float(self.last_t[i])))
         self.base = np.where(rebase, level_down, self.base)
         self.run_down = np.where(rebase, 0, self.run_down)
         # the EW baseline and scale, outliers clipped, frozen while a step holds or a run is building
@@ -392,6 +398,13 @@ class FleetDetector:
             self.held.pop((int(k), int(m), int(ln)), None)
         self.thermal_held &= ~released
         self._tstats = st
+
+    def take_improved(self) -> list[dict[str, Any]]:
+        """Lanes that improved since the last call, with the levels before and after (user units)."""
+        out = [{"module": m, "lane": ln, "metric": METRICS[k], "before": _shown(k, b), "after": _shown(k, a), "ts": t}
+               for k, m, ln, b, a, t in self.improved]
+        self.improved = []
+        return out
 
     # ------------------------------------------------------------------ acknowledgement
     def acknowledge(self, m: int, lane: int) -> bool:

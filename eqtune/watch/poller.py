@@ -380,6 +380,13 @@ class Watcher:
                                           "action_level": act.level, "command": act.command, "labels": tgt.labels})
         for fk in sorted(self.active - active):
             cleared.append({"resource": fk[0], "lane": fk[1], "kind": fk[2]})
+        # a lane better than its baseline for K polls (after a re-tune or reseat): before/after go to
+        # the report and the store, the verification of the change
+        for imp in det.take_improved():
+            tgt = self.targets[imp["module"]]
+            new_flags.append({"ts": imp["ts"], "resource": tgt.resource, "lane": imp["lane"] + 1, "kind": "improved",
+                              "metric": imp["metric"], "evidence": {"before": imp["before"], "after": imp["after"]},
+                              "action": "", "action_level": "none", "command": None, "labels": tgt.labels})
         self.active = active
         self.last_cleared = cleared
         lanes.sort(key=lambda x: -x.risk(self.cfg))

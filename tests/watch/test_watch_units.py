@@ -400,3 +400,18 @@ def test_frame_loss_measured_where_advertised_else_predicted_with_its_range():
     lo, hi = fl["range"]
     assert lo == fl["ratio"] and hi > 100 * lo  # the unknown host DFE spans orders of magnitude
     assert frame_loss(None, None) is None and frame_loss(0.0, None) is None
+
+
+def test_a_lane_that_gets_better_is_reported_with_before_and_after():
+    """After a re-tune the lane's BER falls 10x: the detector reports it (the watch stores it as an
+    'improved' row with both levels) and takes the new level as the baseline."""
+    spec = SimSpec(modules=2, hours=3.0, seed=9, plants=[Plant("step", 0, 3, 0.1, at_s=2 * 3600.0, ber=1e-6)])
+    det = FleetDetector(2, 8, 60.0)
+    got = []
+    for ts, temp, ber, esnr in SimFleet(spec):
+        det.update(ts, temp, ber, esnr)
+        got += det.take_improved()
+    ber_rows = [g for g in got if g["metric"] == "log10_prefec_ber"]
+    assert [(g["module"], g["lane"]) for g in ber_rows] == [(0, 3)]
+    assert ber_rows[0]["before"] == pytest.approx(1e-6, rel=0.3) and ber_rows[0]["after"] == pytest.approx(1e-7, rel=0.3)
+    assert not det.findings(0, 3)
