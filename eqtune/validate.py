@@ -8,6 +8,7 @@ an allocation, a loop bound or a register write.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from eqtune.errors import InputError
@@ -53,3 +54,34 @@ def integer(value: Any, what: str, *, ge: int | None = None, le: int | None = No
         hi = "" if le is None else f"<= {le}"
         raise error(f"{what} = {value} is out of range: it must be {' and '.join(p for p in (lo, hi) if p)}")
     return value
+
+
+_LANE_PART = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+
+
+def lane_list(text: str, what: str, *, max_lane: int = 8, error: type[InputError] = InputError) -> list[int] | None:
+    """A lane selection as users type it: ``1``, ``1,3``, ``1-4,7`` (ASCII digits), or ``all`` / empty
+    for every lane (None). Sorted, unique. Refused with one line: a part that is empty (``1,,2``), a
+    range that runs backwards (``4-1``), a lane outside 1..``max_lane``, or anything else (full-width
+    digits, signs, ``1.5``). Bounds are checked on the numbers before any range is built."""
+    text = (text or "").strip()
+    if not text or text.lower() == "all":
+        return None
+    hint = f"give lanes 1..{max_lane} like 1-4 or 1,3,5 (or all)"
+    out: set[int] = set()
+    for part in text.split(","):
+        m = _LANE_PART.fullmatch(part.strip())
+        if m is None:
+            shown = part.strip()[:20]
+            raise error(f"{what}: lanes {text[:40]!r}: {'an empty part' if not shown else repr(shown)} is not "
+                        f"a lane or a range; {hint}")
+        if max(len(g) for g in m.groups() if g is not None) > 6:
+            raise error(f"{what}: lanes {text[:40]!r}: lanes are 1..{max_lane}")
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) is not None else a
+        if b < a:
+            raise error(f"{what}: lanes {text[:40]!r}: the range {a}-{b} runs backwards; write {b}-{a}")
+        if not (1 <= a <= max_lane and 1 <= b <= max_lane):
+            raise error(f"{what}: lanes {text[:40]!r}: lanes are 1..{max_lane}")
+        out.update(range(a, b + 1))
+    return sorted(out)

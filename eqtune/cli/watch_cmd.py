@@ -8,28 +8,46 @@ from __future__ import annotations
 
 import click
 
+from eqtune.cli._common import FiniteFloat
+
 
 def _fmt_flag(f: dict) -> str:
-    ev = f["evidence"]
-    where = f"{f['resource']} lane {f['lane']}"
-    w = ev.get("window_s", [0, 0])
-    win = f"{w[1] - w[0]:.0f} s window, {ev.get('samples')} samples"
-    if f["kind"] == "thermal":
-        unit = ev.get("sensitivity_units", "")
-        hot = ev.get("projected_at_hot")
-        hot_s = f"{hot:.1f} dB" if ev.get("metric") == "esnr_db" else f"BER {hot:.1e}"
-        what = (f"margin follows temperature: {ev['sensitivity_per_c']:+.3f} {unit}, r(d margin/dt, dT/dt) = "
-                f"{ev['corr_with_dT_dt']:+.2f} over {ev['temp_range_c'][0]:.1f}-{ev['temp_range_c'][1]:.1f} C "
-                f"({win}); projected {hot_s} at {ev['hot_c']:.0f} C")
-    elif f["kind"] in ("esnr_trend", "ber_trend"):
-        what = (f"{ev['metric']} trending to the threshold: {ev['slope_per_s'] * 60:+.3g} {ev['slope_units'][:-2]}/min "
-                f"(t = {ev['t_stat']:.1f}; {win}); reaches it in {ev['time_to_threshold_s']:.0f} s")
-    else:
-        what = f"{ev['metric']} past the threshold ({ev['fitted_now']:.3g} vs {ev['threshold']:.3g}; {win})"
-    return f"FLAG {where} {f['kind']}: {what}\n     action: {f.get('action') or '-'}"
+    if f["kind"] == "improved":
+        ev, ber = f["evidence"], f["metric"] == "log10_prefec_ber"
+        fmt = (lambda x: f"BER {x:.2e}") if ber else (lambda x: f"eSNR {x:.2f} dB")
+        return f"BETTER {f['resource']} lane {f['lane']}: {fmt(ev['before'])} -> {fmt(ev['after'])} (the new baseline)"
+    from eqtune.watch.actions import evidence_line
+    from eqtune.watch.detect import Finding
+
+    line = evidence_line(Finding(f["kind"], f["metric"], f["evidence"]))
+    out = f"FLAG {f['resource']} lane {f['lane']} {f['kind']} ({f['metric']}): {line}\n     action: {f.get('action') or '-'}"
+    return out
 
 
-@click.command("watch")
+class _WatchCommand(click.Command):
+    """``eqtune watch [RESOURCE]...`` polls; ``eqtune watch history|worst|export|ack ...`` read or
+    annotate the store (a resource never has those names: resources carry a ``:``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in SUBCOMMANDS:
+            ctx.meta["eqtune_watch_sub"] = (args[0], list(args[1:]))
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        sub = ctx.meta.get("eqtune_watch_sub")
+        if sub is None:
+            return super().invoke(ctx)
+        cmd = SUBCOMMANDS[sub[0]]
+        with cmd.make_context(f"{ctx.info_name} {sub[0]}", sub[1], parent=ctx) as sub_ctx:
+            return cmd.invoke(sub_ctx)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Store commands"):
+            formatter.write_dl([(f"watch {name}", (cmd.help or "").splitlines()[0]) for name, cmd in SUBCOMMANDS.items()])
+
+
+@click.command("watch", cls=_WatchCommand)
 @click.argument("resources", nargs=-1, metavar="[RESOURCE]...")
 @click.option("--fleet", "fleet_csv", default=None, metavar="CSV",
               help="Fleet CSV with a 'resource' column (optional: server, port, lanes, channel, profile).")
@@ -37,9 +55,11 @@ def _fmt_flag(f: dict) -> str:
               help="Watch the modules of a `profile push --json` report.")
 @click.option("--lanes", default=None, metavar="1-8", help="Lanes of the RESOURCE arguments (default all).")
 @click.option("--channel", default=None, help="Channel of the RESOURCE arguments (for the suggested re-tune).")
-@click.option("--interval", "interval_s", type=float, default=1.0, show_default=True, help="Seconds between polls.")
+@click.option("--interval", "interval_s", type=FiniteFloat(min=0.0, min_open=True, max=86400.0), default=1.0,
+              show_default=True, help="Seconds between polls.")
 @click.option("--count", type=click.IntRange(min=1), default=None, help="Stop after this many intervals.")
-@click.option("--duration", "duration_s", type=float, default=None, help="Stop after this many seconds.")
+@click.option("--duration", "duration_s", type=FiniteFloat(min=0.0, min_open=True), default=None,
+              help="Stop after this many seconds.")
 @click.option("--db", "db_path", default=None, metavar="FILE",
               help="SQLite store (default: <sessions>/watch.sqlite).")
 @click.option("--sessions", default=None, metavar="DIR", help="Sessions folder (default: $EQTUNE_SESSIONS or ./sessions).")
@@ -47,19 +67,29 @@ def _fmt_flag(f: dict) -> str:
 @click.option("--prometheus", default=None, metavar="HOST:PORT", help="Expose the metrics for Prometheus here.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines: one per module per interval, one per flag.")
 @click.option("--tui", is_flag=True, help="Terminal view: lanes sorted by risk, BER/temperature sparklines.")
-@click.option("--window", "window_s", type=float, default=300.0, show_default=True, help="Detector window (s).")
-@click.option("--horizon", "horizon_s", type=float, default=900.0, show_default=True,
-              help="Flag a trend that reaches the threshold within this many seconds.")
-@click.option("--hot-c", type=float, default=70.0, show_default=True, help="Worst-case temperature for projections (C).")
-@click.option("--ber-threshold", type=float, default=2.4e-4, show_default=True, help="Pre-FEC BER threshold.")
-@click.option("--esnr-min-db", type=float, default=None, help="eSNR threshold (default: PAM4 eSNR at --ber-threshold).")
+@click.option("--window", "window_s", type=FiniteFloat(min=0.0, min_open=True, max=30 * 86400.0), default=1800.0,
+              show_default=True, help="Detector window (s; widened, and said so, to hold 10 polls).")
+@click.option("--horizon", "horizon_s", type=FiniteFloat(min=0.0, min_open=True, max=365 * 86400.0), default=3600.0,
+              show_default=True, help="Flag a trend that reaches the warning level within this many seconds.")
+@click.option("--hot-c", type=FiniteFloat(min=-40.0, max=150.0), default=70.0, show_default=True,
+              help="Temperature for projections (C) where a module has no TempHighWarning (page 02h).")
+@click.option("--ber-warning", type=FiniteFloat(min=0.0, min_open=True, max=0.5, max_open=True), default=1e-5,
+              show_default=True, help="Pre-FEC BER warning level where a module advertises none (VDM).")
+@click.option("--ber-alarm", type=FiniteFloat(min=0.0, min_open=True, max=0.5, max_open=True), default=2.4e-4,
+              show_default=True, help="Pre-FEC BER alarm level where a module advertises none (VDM).")
+@click.option("--esnr-min-db", type=FiniteFloat(min=0.0, max=60.0), default=None,
+              help="eSNR warning level (dB) where a module advertises none (default: PAM4 eSNR at --ber-warning).")
+@click.option("--retain-days", type=FiniteFloat(min=0.0, min_open=True, max=3650.0), default=7.0, show_default=True,
+              help="Keep raw samples this long, then min/max/mean per --block.")
+@click.option("--block", "block_s", type=FiniteFloat(min=1.0, max=86400.0), default=900.0, show_default=True,
+              help="Downsampling block (s) for samples older than --retain-days.")
 @click.option("--demo-fleet", type=click.IntRange(1, 256), default=None, metavar="N",
               help="Watch N emulated modules (3 planted weak lanes, a 10 C ramp at 30x speed) instead of hardware.")
 def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | None, lanes: str | None,
           channel: str | None, interval_s: float, count: int | None, duration_s: float | None, db_path: str | None,
           sessions: str | None, no_store: bool, prometheus: str | None, as_json: bool, tui: bool, window_s: float,
-          horizon_s: float, hot_c: float, ber_threshold: float, esnr_min_db: float | None,
-          demo_fleet: int | None) -> None:
+          horizon_s: float, hot_c: float, ber_warning: float, ber_alarm: float, esnr_min_db: float | None,
+          retain_days: float, block_s: float, demo_fleet: int | None) -> None:
     """Watch module lanes: VDM pre-FEC BER/eSNR/FEC counters and temperature on an interval."""
     import signal
     import sys
@@ -69,10 +99,8 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
     from eqtune.watch.detect import DetectConfig
     from eqtune.watch.targets import WatchTarget, from_csv, from_push_report, parse_lanes
 
-    if interval_s <= 0 or window_s <= 0 or horizon_s <= 0:
-        raise InputError("--interval, --window and --horizon must be positive seconds")
-    if not 0 < ber_threshold < 0.5:
-        raise InputError(f"--ber-threshold {ber_threshold}: give a pre-FEC BER in (0, 0.5), e.g. 2.4e-4")
+    if ber_alarm < ber_warning:
+        raise InputError(f"--ber-alarm {ber_alarm:g} is below --ber-warning {ber_warning:g}: the alarm is the higher BER")
     if tui and as_json:
         raise InputError("--tui and --json both want the terminal: choose one")
     lane_list = parse_lanes(lanes or "", "--lanes")
@@ -94,8 +122,10 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
     targets = [t for t in targets if not (t.resource in seen or seen.add(t.resource))]
     if not targets:
         raise InputError("nothing to watch: give module resources, --fleet CSV, --from-push REPORT or --demo-fleet N")
-    cfg = DetectConfig(window_s=window_s, horizon_s=horizon_s, hot_c=hot_c, ber_threshold=ber_threshold,
-                       esnr_threshold_db=esnr_min_db)
+    cfg = DetectConfig(window_s=window_s, horizon_s=horizon_s, hot_c=hot_c, ber_warning=ber_warning,
+                       ber_alarm=ber_alarm, esnr_warning_db=esnr_min_db)
+    for note in cfg.for_interval(interval_s)[1]:
+        click.echo(f"eqtune: note: {note}", err=True)
 
     store = exporter = None
     try:
@@ -122,7 +152,8 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
         on_interval = _json_lines if as_json else _text_lines(len(targets), store, exporter)
         progress = None if as_json or not sys.stdout.isatty() or len(targets) < 8 else _FirstScanProgress(len(targets))
         watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
-                          on_interval=on_interval, on_module=progress)
+                          on_interval=on_interval, on_module=progress, retain_days=retain_days, block_s=block_s,
+                          consent_flag=_tune_consent_flag())
         try:
             watcher.run(count=count, duration_s=duration_s, stop=stop)
         except KeyboardInterrupt:
@@ -132,6 +163,11 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
                 progress.close()
         if not as_json:
             _summary(watcher)
+        if watcher.interval > 0 and watcher.answered == 0:
+            from eqtune.errors import EqtuneError
+
+            raise EqtuneError(f"nothing watched: no module answered in {watcher.interval} poll(s) of "
+                              f"{len(targets)} module(s); check the resources (`eqtune module show RESOURCE`)")
     finally:
         if exporter is not None:
             exporter.stop()
@@ -139,6 +175,13 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
             store.close()
         if fleet is not None:
             fleet.stop()
+
+
+def _tune_consent_flag() -> str | None:
+    """``eqtune tune``'s traffic-down consent option, when it has one (printed in re-tune commands)."""
+    from eqtune.cli.tune_cmd import tune
+
+    return "--allow-traffic-down" if any("--allow-traffic-down" in p.opts for p in tune.params) else None
 
 
 class _FirstScanProgress:
@@ -174,6 +217,8 @@ def _json_lines(rep) -> None:
         click.echo(dumps({"type": "sample", "interval": rep.interval, **s.to_dict()}))
     for f in rep.new_flags:
         click.echo(dumps({"type": "flag", "interval": rep.interval, **f}))
+    for c in rep.cleared:
+        click.echo(dumps({"type": "cleared", "interval": rep.interval, **c}))
     click.echo(dumps({"type": "interval", "interval": rep.interval, "ts": rep.ts, "committed": True,
                            "modules": len(rep.samples), "failed": sum(not s.ok for s in rep.samples),
                            "flagged_lanes": len({(r, ln) for r, ln, _ in rep.active}),
@@ -197,6 +242,8 @@ def _text_lines(n_modules: int, store, exporter):
             click.echo(f"  {s.resource}: {s.error}")
         for f in rep.new_flags:
             click.echo(_fmt_flag(f))
+        for c in rep.cleared:
+            click.echo(f"CLEAR {c['resource']} lane {c['lane']} {c['kind']}: the evidence no longer holds")
 
     return show
 
@@ -207,3 +254,98 @@ def _summary(watcher) -> None:
         click.echo(f"{len(lanes)} lane(s) flagged during the watch: " + ", ".join(f"{r} lane {ln}" for r, ln in lanes))
     else:
         click.echo("no lane flagged during the watch")
+
+
+# ------------------------------------------------------------------------------ store commands
+def _db_option(f):
+    f = click.option("--db", "db_path", default=None, metavar="FILE", help="SQLite store (default: <sessions>/watch.sqlite).")(f)
+    return click.option("--sessions", default=None, metavar="DIR", help="Sessions folder.")(f)
+
+
+def _open_ro(db_path: str | None, sessions: str | None):
+    from eqtune.watch.store import connect_readonly, default_path
+
+    return connect_readonly(db_path or default_path(sessions))
+
+
+@click.command("worst")
+@click.option("-n", "count", type=click.IntRange(1, 100000), default=10, show_default=True, help="How many lanes.")
+@click.option("--observable", default="prefec_ber", show_default=True,
+              help="Observable to rank by (prefec_ber: highest first; esnr_db / ltp_db: lowest first).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@_db_option
+def worst_cmd(count: int, observable: str, as_json: bool, db_path: str | None, sessions: str | None) -> None:
+    """The fleet's worst lanes by their newest value."""
+    from eqtune.cli._common import echo_json
+    from eqtune.watch.store import worst_lanes
+
+    db = _open_ro(db_path, sessions)
+    rows = worst_lanes(db, observable, count, ascending=observable.startswith(("esnr", "ltp")))
+    if as_json:
+        echo_json({"observable": observable, "lanes": [{"resource": r, "lane": ln, "value": v, "ts": t}
+                                                       for r, ln, v, t in rows]})
+        return
+    for r, ln, v, _t in rows:
+        click.echo(f"{r} lane {ln}: {observable} {v:.3g}")
+    if not rows:
+        click.echo(f"no {observable} samples in the store")
+
+
+@click.command("history")
+@click.argument("resource")
+@click.option("--lane", type=click.IntRange(1, 16), required=True, help="Lane.")
+@click.option("--observable", default="prefec_ber", show_default=True)
+@click.option("--since", type=FiniteFloat(), default=0.0, help="Unix time (s) to start from.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@_db_option
+def history_cmd(resource: str, lane: int, observable: str, since: float, as_json: bool, db_path: str | None,
+                sessions: str | None) -> None:
+    """One lane's stored series: downsampled blocks (min/max/mean), then raw samples."""
+    from eqtune.cli._common import echo_json
+    from eqtune.watch.store import history
+
+    rows = history(_open_ro(db_path, sessions), resource, lane, observable, since)
+    if as_json:
+        echo_json({"resource": resource, "lane": lane, "observable": observable, "rows": rows})
+        return
+    for row in rows:
+        if "value" in row:
+            click.echo(f"{row['ts']:.0f} {row['value']:.4g}")
+        else:
+            click.echo(f"{row['ts']:.0f} +{row['block_s']:.0f}s n={row['n']} min {row['min']:.4g} "
+                       f"mean {row['mean']:.4g} max {row['max']:.4g}")
+    if not rows:
+        click.echo(f"no {observable} samples for {resource} lane {lane}")
+
+
+@click.command("export")
+@click.option("--since", type=FiniteFloat(), default=0.0, help="Unix time (s) to start from.")
+@_db_option
+def export_cmd(since: float, db_path: str | None, sessions: str | None) -> None:
+    """Raw samples as CSV on stdout: ts,resource,lane,observable,value."""
+    import csv
+    import sys
+
+    db = _open_ro(db_path, sessions)
+    w = csv.writer(sys.stdout)
+    w.writerow(["ts", "resource", "lane", "observable", "value"])
+    for row in db.execute("SELECT ts, resource, lane, observable, value FROM samples WHERE ts >= ? ORDER BY ts",
+                          (since,)):
+        w.writerow(row)
+
+
+@click.command("ack")
+@click.argument("resource")
+@click.argument("lane", type=click.IntRange(1, 16))
+@click.option("--note", default="", help="Why (kept in the store).")
+@_db_option
+def ack_cmd(resource: str, lane: int, note: str, db_path: str | None, sessions: str | None) -> None:
+    """Accept a lane's new level as normal: a running watch on this store drops the held step /
+    thermal finding at its next poll."""
+    from eqtune.watch.store import acknowledge, default_path
+
+    acknowledge(db_path or default_path(sessions), resource, lane, note)
+    click.echo(f"acknowledged {resource} lane {lane}")
+
+
+SUBCOMMANDS: dict[str, click.Command] = {"history": history_cmd, "worst": worst_cmd, "export": export_cmd, "ack": ack_cmd}

@@ -112,18 +112,28 @@ def sigma_for_ser(ser: float) -> float:
     return float(1.0 / -ndtri(ser / 1.5))
 
 
+def _interval(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """P(a < Z < b) for a standard normal Z, without cancellation: from the nearer tail
+    (Q(a) - Q(b) above 0, Phi(b) - Phi(a) below), so an interval far in a tail keeps its tiny
+    probability instead of the difference of two numbers near 1."""
+    from scipy.special import ndtr
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    ret: np.ndarray = np.where(a > 0, ndtr(-a) - ndtr(-b), ndtr(b) - ndtr(a))
+    return ret
+
+
 def _error_given_shift(shift: float, sigma: float) -> np.ndarray:
     """P(e) for e in -3..3, averaged over the 4 equiprobable levels, for a slicer input offset
     ``shift`` (half spacings) plus Gaussian noise ``sigma``."""
-    from scipy.special import ndtr
-
     p = np.zeros(len(ERRORS))
     emax = int(ERRORS[-1])
     for d, level in enumerate(PAM4_LEVELS):
-        cdf = ndtr((PAM4_THRESHOLDS - level - shift) / sigma)
+        edges = (PAM4_THRESHOLDS - level - shift) / sigma
+        probs = _interval(edges[:-1], edges[1:])
         for j in range(4):
             e = max(-emax, min(emax, j - d))
-            p[e + emax] += 0.25 * (cdf[j + 1] - cdf[j])
+            p[e + emax] += 0.25 * probs[j]
     return p
 
 
@@ -164,16 +174,43 @@ def error_chain(taps: list[float] | tuple[float, ...], sigma: float, *, precodin
 
 
 def stationary(t: np.ndarray) -> np.ndarray:
-    """Stationary distribution of the row-stochastic matrix ``t`` (power iteration from a left
-    eigenvector solve)."""
-    size = t.shape[0]
-    a = np.vstack([t.T - np.eye(size), np.ones(size)])
-    rhs = np.zeros(size + 1)
-    rhs[-1] = 1.0
-    pi, *_ = np.linalg.lstsq(a, rhs, rcond=None)
-    pi = np.clip(pi, 0.0, None)
-    ret: np.ndarray = pi / pi.sum()
+    """Stationary distribution of the row-stochastic matrix ``t`` by the GTH algorithm (Grassmann,
+    Taksar & Heyman, "Regenerative analysis and steady state distributions for Markov chains",
+    Operations Research 33(5), 1985): state reduction using only additions, multiplications and
+    divisions of non-negative numbers, so a state of probability 1e-200 keeps its relative accuracy
+    (a least-squares or eigenvector solve leaves an absolute floor of ~1e-16 under it)."""
+    t = np.asarray(t, dtype=float)
+    n = t.shape[0]
+    # the most persistent state (here: no recent error) first, so every pi[k] / pi[0] stays <= ~1
+    first = int(np.argmax(np.diag(t)))
+    order = np.array([first, *[i for i in range(n) if i != first]])
+    a = t[np.ix_(order, order)].copy()
+    for k in range(n - 1, 0, -1):
+        s = a[k, :k].sum()
+        if s <= 0.0:  # state k is reached only from itself: nothing to fold
+            continue
+        a[:k, :k] += np.outer(a[:k, k] / s, a[k, :k])
+        a[:k, k] /= s
+    pi = np.zeros(n)
+    pi[0] = 1.0
+    for k in range(1, n):
+        pi[k] = pi[:k] @ a[:k, k]
+    ret = np.empty(n)
+    ret[order] = pi / pi.sum()
     return ret
+
+
+def rs_symbol_matrices(chain: ErrorChain, m: int = PAM4_PER_RS_SYMBOL) -> tuple[np.ndarray, np.ndarray]:
+    """(a_ok, a_bad) over one RS symbol of ``m`` PAM4 symbols: a_ok = T_ok^m (no decoded error),
+    a_bad = the paths with at least one, built forward (bad' = bad T + ok T_err) instead of as
+    (T_ok + T_err)^m - T_ok^m, which cancels to nothing at small error ratios."""
+    full = chain.t_ok + chain.t_err
+    ok = np.eye(len(chain.states))
+    bad = np.zeros_like(ok)
+    for _ in range(m):
+        bad = bad @ full + ok @ chain.t_err
+        ok = ok @ chain.t_ok
+    return ok, bad
 
 
 def codeword_error_distribution(chain: ErrorChain, *, n: int = RS_N, t: int = RS_T,
@@ -181,12 +218,13 @@ def codeword_error_distribution(chain: ErrorChain, *, n: int = RS_N, t: int = RS
     """P(k wrong RS symbols in one codeword) for k = 0..t, and P(> t) as the last entry.
 
     Exact for the chain: per RS symbol, ``a_ok`` = T_ok^m (no decoded error in its m PAM4 symbols)
-    and ``a_bad`` = (T_ok + T_err)^m - T_ok^m (at least one); the codeword's symbols are every
+    and ``a_bad`` the paths with at least one (:func:`rs_symbol_matrices`); every term is a sum of
+    non-negative products, and P(> t) is the saturated count itself, never 1 - P(<= t); the codeword's symbols are every
     ``interleave``-th RS symbol on the lane, the others only advance the chain."""
     full = chain.t_ok + chain.t_err
-    a_ok = np.linalg.matrix_power(chain.t_ok, symbols_per_rs)
-    a_all = np.linalg.matrix_power(full, symbols_per_rs)
-    a_both = np.hstack([a_ok, a_all - a_ok])  # one product gives the no-error and error parts
+    a_ok, a_bad = rs_symbol_matrices(chain, symbols_per_rs)
+    a_all = a_ok + a_bad
+    a_both = np.hstack([a_ok, a_bad])  # one product gives the no-error and error parts
     a_skip = np.linalg.matrix_power(a_all, max(interleave - 1, 0))
     size = len(chain.states)
     v = np.zeros((t + 2, size))
@@ -244,8 +282,8 @@ def _fec_analysis(taps: list[float] | tuple[float, ...], ser: float, *, precodin
     # burst start: previous slicer decision right, this one wrong
     p_start = float(sum(pi[i] * full[i, j] for i in np.flatnonzero(~chain.slicer_err)
                         for j in np.flatnonzero(chain.slicer_err)))
-    a_ok = np.linalg.matrix_power(chain.t_ok, PAM4_PER_RS_SYMBOL)
-    rs_ser = float(1.0 - pi @ a_ok.sum(axis=1))
+    _a_ok, a_bad = rs_symbol_matrices(chain)
+    rs_ser = float(pi @ a_bad.sum(axis=1))
     dist = codeword_error_distribution(chain, interleave=interleave)
     return FecResult(
         codeword_error_ratio=float(min(max(dist[-1], 0.0), 1.0)),

@@ -46,17 +46,15 @@ def lane_row(st: Any) -> tuple[str, ...]:
 def lane_detail(st: Any) -> str:
     if not st.findings:
         return f"{st.resource} lane {st.lane}: no finding"
+    from eqtune.watch.actions import evidence_line
+
     lines = [f"{st.resource} lane {st.lane}:"]
+    fl = getattr(st, "frame_loss", None)
+    if fl:
+        rng = f" ({fl['range'][0]:.1e}..{fl['range'][1]:.1e}, {fl['assumes']})" if "range" in fl else ""
+        lines.append(f"  frame loss {fl['ratio']:.1e} {fl['source']}{rng}")
     for f in st.findings:
-        ev = f.evidence
-        w = ev.get("window_s", [0, 0])
-        extra = ""
-        if f.kind == "thermal":
-            extra = (f"sensitivity {ev['sensitivity_per_c']:+.3f} {ev['sensitivity_units']}, r(d/dt, dT/dt) "
-                     f"{ev['corr_with_dT_dt']:+.2f}, {ev['temp_range_c'][0]:.1f}-{ev['temp_range_c'][1]:.1f} C")
-        elif "slope_per_s" in ev:
-            extra = f"slope {ev['slope_per_s'] * 60:+.3g} {ev['slope_units'][:-2]}/min, threshold in {ev['time_to_threshold_s']:.0f} s"
-        lines.append(f"  {f.kind} ({f.metric}; {w[1] - w[0]:.0f} s, {ev.get('samples')} samples) {extra}")
+        lines.append(f"  {f.kind} ({f.metric}): {evidence_line(f)}")
     lines.append(f"  action: {st.action or '-'}")
     return "\n".join(lines)
 

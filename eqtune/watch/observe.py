@@ -89,6 +89,7 @@ class ModuleSample:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    thresholds: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -139,7 +140,47 @@ def read_module(module: CmisModule, resource: str, lanes: list[int] | None = Non
             raw = None
             sample.notes.append("VDM: " + NOT_ADVERTISED)
         sample.lanes = adapt_vdm(raw, lane_list)
+        sample.thresholds = vdm_thresholds(raw)
+        hot = temp_high_warning_c(module)
+        if hot is not None:
+            sample.thresholds["temp_high_warning_c"] = hot
     except (EqtuneError, OSError, TimeoutError) as exc:
         sample.error = str(exc).splitlines()[0][:300] or type(exc).__name__
     sample.duration_s = time.perf_counter() - t0
     return sample
+
+
+def vdm_thresholds(raw: Mapping[int, Any] | None) -> dict[str, float]:
+    """The module's own warning/alarm levels of host-input pre-FEC BER (high) and eSNR (low) from the
+    VDM threshold sets (page 28h, 8 bytes per set: high alarm, low alarm, high warning, low warning;
+    sonic-platform-common api/public/cmisVDM.py get_vdm_page), as the driver's ``VdmLane.thresholds``
+    gives them. Empty when the module lists none."""
+    out: dict[str, float] = {}
+    for row in (raw or {}).values():
+        th = getattr(row, "thresholds", None) or {}
+        for name, t in th.items():
+            obs = observable_for(str(name))
+            if obs == "prefec_ber" and t.high_warning > 0:
+                out.setdefault("ber_warning", float(t.high_warning))
+                if t.high_alarm > 0:
+                    out.setdefault("ber_alarm", float(t.high_alarm))
+            elif obs == "esnr_db" and t.low_warning > 0:
+                out.setdefault("esnr_warning_db", float(t.low_warning))
+                if t.low_alarm > 0:
+                    out.setdefault("esnr_alarm_db", float(t.low_alarm))
+    return out
+
+
+def temp_high_warning_c(module: Any) -> float | None:
+    """TempHighWarning (page 02h bytes 132-133, s16 / 256 C: CMIS 5.2 Table 8-62; sonic-platform-common
+    mem_maps/public/cmis/pages/page02.py TEMP_HIGH_WARNING_FIELD at 132, ">h", scale 256), read
+    through the driver's paged registers where it has them; None when not readable or unset (0)."""
+    regs = getattr(module, "regs", None)
+    if regs is None or not hasattr(regs, "read"):
+        return None
+    try:
+        raw = bytes(regs.read(2, 132, 2))
+    except Exception:  # noqa: BLE001 - flat memory / page 02h absent: not advertised
+        return None
+    value = int.from_bytes(raw, "big", signed=True) / 256.0
+    return value if value not in (0.0, -1.0 / 256.0) and -40.0 < value < 150.0 else None

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eqtune.jsonutil import finite_or_none
-from eqtune.watch.detect import DetectConfig, Finding, assess_lane, suggest_action
+from eqtune.watch.actions import suggest
+from eqtune.watch.detect import DetectConfig, Finding, FleetDetector, ModuleThresholds
+from eqtune.watch.frameloss import frame_loss
 from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
 
@@ -62,6 +64,32 @@ class LaneHistory:
         return self._buf[self._start:self._end]
 
 
+def _module_thresholds(d: dict[str, float]) -> ModuleThresholds:
+    return ModuleThresholds(ber_warning=d.get("ber_warning"), ber_alarm=d.get("ber_alarm"),
+                            esnr_warning_db=d.get("esnr_warning_db"), esnr_alarm_db=d.get("esnr_alarm_db"),
+                            temp_high_warning_c=d.get("temp_high_warning_c"),
+                            source={"ber": "module VDM", "esnr": "module VDM"})
+
+
+def _identity(mod: Any) -> dict[str, str]:
+    """Vendor, part number, revision, serial and firmware from page 00h (empty when unreadable)."""
+    try:
+        ident = mod.identity()
+    except Exception:  # noqa: BLE001 - identity is a label, not a reason to fail the poll
+        return {}
+    return {k: str(getattr(ident, k, "") or "") for k in ("vendor", "pn", "rev", "sn", "firmware")}
+
+
+def _groups(targets: list[WatchTarget]) -> dict[int, list[int]]:
+    """Module slots by host/port group: the fleet CSV's ``group``, ``server`` or ``host`` label."""
+    by: dict[str, list[int]] = {}
+    for i, t in enumerate(targets):
+        g = t.labels.get("group") or t.labels.get("server") or t.labels.get("host")
+        if g:
+            by.setdefault(g, []).append(i)
+    return {i: members for members in by.values() for i in members}
+
+
 def _present(col: np.ndarray, n: int = 60) -> list[float]:
     return [float(x) for x in col[~np.isnan(col)][-n:]]
 
@@ -92,12 +120,17 @@ class LaneStatus:
     esnr_hist: list[float] = field(default_factory=list)
     ber_hist: list[float] = field(default_factory=list)
     temp_hist: list[float] = field(default_factory=list)
+    action_level: str = "none"
+    frame_loss: dict[str, Any] | None = None
 
     def risk(self, cfg: DetectConfig) -> float:
-        """Larger = riskier: 100 per finding, plus how close eSNR is to its threshold (dB)."""
-        score = 100.0 * len(self.findings)
+        """Larger = riskier: 1000 per action level, 100 per finding, plus how close eSNR is to its
+        warning level (dB)."""
+        from eqtune.watch.actions import LEVELS
+
+        score = 1000.0 * LEVELS.index(self.action_level) + 100.0 * len(self.findings)
         if self.esnr_db is not None:
-            score += max(0.0, 10.0 - (self.esnr_db - cfg.esnr_threshold))
+            score += max(0.0, 10.0 - (self.esnr_db - cfg.esnr_warning()))
         return score
 
 
@@ -110,6 +143,7 @@ class IntervalReport:
     active: set[tuple[str, int, str]]
     lanes: list[LaneStatus]
     duration_s: float
+    cleared: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Watcher:
@@ -124,7 +158,8 @@ class Watcher:
                  on_interval: Callable[[IntervalReport], None] | None = None,
                  opener: Callable[[str], CmisModule] | None = None, workers: int | None = None,
                  clock: Callable[[], float] = time.time,
-                 on_module: Callable[[ModuleSample], None] | None = None) -> None:
+                 on_module: Callable[[ModuleSample], None] | None = None, retain_days: float = 1.0,
+                 block_s: float = 900.0, consent_flag: str | None = None) -> None:
         if not targets:
             from eqtune.errors import InputError
 
@@ -148,7 +183,20 @@ class Watcher:
         self.on_module = on_module
         self.modules: dict[str, CmisModule] = {}
         self.history: dict[tuple[str, int], LaneHistory] = {}
-        self.raised: set[tuple[str, int, str]] = set()
+        self.raised: set[tuple[str, int, str]] = set()  # every finding raised during the watch
+        self.active: set[tuple[str, int, str]] = set()  # the findings that hold now
+        self.last_cleared: list[dict[str, Any]] = []
+        self.retune_failed: set[tuple[str, int]] = set()
+        self.detector: FleetDetector | None = None
+        self.answered = 0  # module polls that answered, over the watch
+        self.retain_days, self.block_s = float(retain_days), float(block_s)
+        self.identity: dict[str, dict[str, str]] = {}
+        self.consent_flag = consent_flag  # printed in re-tune commands (the CLI knows the tune command's)
+        self._compacted = -float("inf")
+        self.notes: list[str] = []
+        self._slot = {t.resource: i for i, t in enumerate(targets)}
+        self._thresholds: dict[int, dict[str, float]] = {}
+        self._groups = _groups(targets)
         self.interval = 0
         self._bus_locks = {bus_key(t.resource): threading.Lock() for t in targets}
         self._pool = ThreadPoolExecutor(max_workers=workers or min(32, len(targets)), thread_name_prefix="watch")
@@ -171,6 +219,7 @@ class Watcher:
             try:
                 mod = self.opener(target.resource)
                 self.modules[target.resource] = mod
+                self.identity[target.resource] = _identity(mod)
             except (EqtuneError, OSError) as exc:
                 return ModuleSample(target.resource, self.clock(), None,
                                     error=f"open: {str(exc).splitlines()[0][:300]}")
@@ -193,45 +242,153 @@ class Watcher:
         self.interval += 1
         ts = self.clock()
         samples = list(self._pool.map(self._poll, self.targets))
+        self.answered += sum(s.ok for s in samples)
+        if self.store is not None and hasattr(self.store, "new_acks"):
+            for res, lane in self.store.new_acks():
+                self.acknowledge(res, lane)
         lanes, new_flags, active = self._detect(samples)
         if self.store is not None:
             self.store.append_interval(self.interval, ts, samples, new_flags)
+            if hasattr(self.store, "compact") and ts - self._compacted >= 3600.0:
+                self.store.compact(ts, self.retain_days, self.block_s)
+                self._compacted = ts
         if self.exporter is not None:
-            self.exporter.update(self.interval, samples, active)
-        rep = IntervalReport(self.interval, ts, samples, new_flags, active, lanes, time.perf_counter() - t0)
+            det_rows, mod_rows = self._prom_rows(samples)
+            self.exporter.update(self.interval, samples, active, detector_rows=det_rows, module_rows=mod_rows,
+                                 identity=self.identity, labels={t.resource: t.labels for t in self.targets})
+        rep = IntervalReport(self.interval, ts, samples, new_flags, active, lanes, time.perf_counter() - t0,
+                             self.last_cleared)
         if self.on_interval is not None:
             self.on_interval(rep)
         return rep
 
+    def _ensure_detector(self, samples: list[ModuleSample]) -> FleetDetector:
+        if self.detector is None:
+            # CMIS modules have up to 8 lanes; more only if a target or an answer names them (a first
+            # poll that fails must not shrink the detector)
+            lanes = max([max(s.lanes, default=0) for s in samples] + [max(t.lanes or [0]) for t in self.targets] + [8])
+            self.detector = FleetDetector(len(self.targets), min(lanes, 16), self.interval_s, self.cfg)
+            self.notes.extend(self.detector.notes)
+        return self.detector
+
+    def _prom_rows(self, samples: list[ModuleSample]) -> tuple[list[tuple[str, int, str, float]], list[tuple[str, str, float]]]:
+        """The detector's levels and slopes per lane, for the exporter (finite values only)."""
+        import math
+
+        det = self.detector
+        rows: list[tuple[str, int, str, float]] = []
+        mods: list[tuple[str, str, float]] = []
+        if det is None:
+            return rows, mods
+        tcf, own = det._tcf, det.own_t.fit()
+        for s in samples:
+            m = self._slot[s.resource]
+            mods.append((s.resource, "eqtune_module_hot_celsius", float(det.hot[m])))
+            for lane in s.lanes:
+                if not 1 <= lane <= det.shape[2]:
+                    continue
+                li = lane - 1
+                vals = (("eqtune_lane_prefec_ber_warning_ratio", 10.0 ** float(det.warn[0, m, li])),
+                        ("eqtune_lane_prefec_ber_alarm_ratio", 10.0 ** float(det.alarm[0, m, li])),
+                        ("eqtune_lane_esnr_warning_decibels", -float(det.warn[1, m, li])),
+                        ("eqtune_lane_prefec_ber_trend_decades_per_second", float(tcf.slope[0, m, li])),
+                        ("eqtune_lane_esnr_trend_decibels_per_second", -float(tcf.slope[1, m, li])),
+                        ("eqtune_lane_esnr_tempco_decibels_per_celsius", -float(own.slope[1, m, li])))
+                rows += [(s.resource, lane, name, v) for name, v in vals if math.isfinite(v)]
+                fl = frame_loss(s.lanes[lane].get("prefec_ber"), None)
+                if fl is not None:
+                    rows.append((s.resource, lane, "eqtune_lane_frame_loss_predicted_ratio", fl["ratio"]))
+                    rows.append((s.resource, lane, "eqtune_lane_frame_loss_predicted_high_ratio", fl["range"][1]))
+        return rows, mods
+
+    def acknowledge(self, resource: str, lane: int) -> bool:
+        """Accept a lane's present level as its normal (``eqtune watch ack``)."""
+        m = self._slot.get(resource)
+        if self.detector is None or m is None or not 1 <= lane <= self.detector.shape[2]:
+            return False
+        return self.detector.acknowledge(m, lane - 1)
+
     def _detect(self, samples: list[ModuleSample]):
-        by_res = {t.resource: t for t in self.targets}
+        det = self._ensure_detector(samples)
+        n_mod, n_lane = det.shape[1], det.shape[2]
+        ts = np.full(n_mod, np.nan)
+        temp = np.full(n_mod, np.nan)
+        ber = np.full((n_mod, n_lane), np.nan)
+        esnr = np.full((n_mod, n_lane), np.nan)
+        for s in samples:
+            m = self._slot[s.resource]
+            if not s.ok:
+                continue
+            if s.thresholds != self._thresholds.get(m):
+                self._thresholds[m] = dict(s.thresholds)
+                det.set_thresholds(m, _module_thresholds(s.thresholds))
+            ts[m] = s.ts
+            temp[m] = np.nan if s.temperature_c is None else s.temperature_c
+            for lane, vals in s.lanes.items():
+                if 1 <= lane <= n_lane:
+                    b, e = vals.get("prefec_ber"), vals.get("esnr_db")
+                    ber[m, lane - 1] = np.nan if b is None else b
+                    esnr[m, lane - 1] = np.nan if e is None else e
+        det.update(ts, temp, ber, esnr)
+        per_lane: dict[tuple[int, int], list[Finding]] = {}
+        for s in samples:
+            m = self._slot[s.resource]
+            for lane in s.lanes:
+                if 1 <= lane <= n_lane:
+                    per_lane[(m, lane)] = det.findings(m, lane - 1)
+        moved = {m: 0 for m in range(n_mod)}
+        counted = {m: 0 for m in range(n_mod)}
+        for (m, _lane), fs in per_lane.items():
+            counted[m] += 1
+            moved[m] += any(f.kind in ("step", "over_alarm") for f in fs)
+        frac = {m: moved[m] / counted[m] if counted[m] else 0.0 for m in range(n_mod)}
         lanes: list[LaneStatus] = []
         new_flags: list[dict[str, Any]] = []
+        cleared: list[dict[str, Any]] = []
         active: set[tuple[str, int, str]] = set()
-        keep = self.cfg.window_s * 1.5
         for s in samples:
-            tgt = by_res[s.resource]
-            for lane, vals in s.lanes.items():
+            m = self._slot[s.resource]
+            tgt = self.targets[m]
+            group = self._groups.get(m, [])
+            others = [g for g in group if g != m]
+            gfrac = (sum(frac[g] >= 0.5 for g in others) / len(others)) if len(others) >= 2 else 0.0
+            for lane in s.lanes:
                 key = (s.resource, lane)
-                h = self.history.setdefault(key, LaneHistory())
+                h = self.history.setdefault(key, LaneHistory(64))
+                vals = s.lanes[lane]
                 if s.ok:
                     h.append(s.ts, s.temperature_c, vals.get("esnr_db"), vals.get("prefec_ber"))
-                h.trim(s.ts - keep)
+                h.trim(s.ts - 60.0 * self.interval_s)
                 arr = h.array()
-                findings = assess_lane(arr, self.cfg)
-                action = suggest_action(findings, channel=tgt.channel, profile=tgt.profile, hot_c=self.cfg.hot_c)
+                fs = per_lane.get((m, lane), [])
+                act = suggest(fs, resource=s.resource, lane=lane, channel=tgt.channel, module_fraction=frac[m],
+                              group_fraction=gfrac, retune_failed=key in self.retune_failed,
+                              consent_flag=self.consent_flag)
                 last = arr[-1] if len(arr) else np.array([s.ts, np.nan, np.nan, np.nan])
-                st = LaneStatus(s.resource, lane, finite_or_none(last[1]), finite_or_none(last[2]), finite_or_none(last[3]), findings, action,
-                                _present(arr[:, 2]), _present(arr[:, 3]), _present(arr[:, 1]))
+                st = LaneStatus(s.resource, lane, finite_or_none(last[1]), finite_or_none(last[2]),
+                                finite_or_none(last[3]), fs, str(act), _present(arr[:, 2]), _present(arr[:, 3]),
+                                _present(arr[:, 1]), act.level,
+                                frame_loss(vals.get("prefec_ber"), vals.get("errored_frames")) if s.ok else None)
                 lanes.append(st)
-                for f in findings:
+                for f in fs:
                     fk = (s.resource, lane, f.kind)
                     active.add(fk)
-                    if fk not in self.raised:
+                    if fk not in self.active:
                         self.raised.add(fk)
                         new_flags.append({"ts": s.ts, "resource": s.resource, "lane": lane, "kind": f.kind,
-                                          "metric": f.metric, "evidence": f.evidence, "action": action,
-                                          "labels": tgt.labels})
+                                          "metric": f.metric, "evidence": f.evidence, "action": str(act),
+                                          "action_level": act.level, "command": act.command, "labels": tgt.labels})
+        for fk in sorted(self.active - active):
+            cleared.append({"resource": fk[0], "lane": fk[1], "kind": fk[2]})
+        # a lane better than its baseline for K polls (after a re-tune or reseat): before/after go to
+        # the report and the store, the verification of the change
+        for imp in det.take_improved():
+            tgt = self.targets[imp["module"]]
+            new_flags.append({"ts": imp["ts"], "resource": tgt.resource, "lane": imp["lane"] + 1, "kind": "improved",
+                              "metric": imp["metric"], "evidence": {"before": imp["before"], "after": imp["after"]},
+                              "action": "", "action_level": "none", "command": None, "labels": tgt.labels})
+        self.active = active
+        self.last_cleared = cleared
         lanes.sort(key=lambda x: -x.risk(self.cfg))
         return lanes, new_flags, active
 
@@ -251,6 +408,10 @@ class Watcher:
                 if duration_s is not None and time.monotonic() - start >= duration_s:
                     break
                 self.poll_interval()
+                if count is not None and self.interval >= count:
+                    break  # the last poll: no wait after it
+                if duration_s is not None and time.monotonic() - start + self.interval_s > duration_s:
+                    break
                 nxt += self.interval_s
                 wait = nxt - time.monotonic()
                 if wait < 0:

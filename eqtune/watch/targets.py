@@ -44,32 +44,38 @@ class WatchTarget:
 
 
 def parse_lanes(text: str, where: str) -> list[int] | None:
-    text = (text or "").strip()
-    if not text or text.lower() == "all":
-        return None
-    out: list[int] = []
-    for part in text.replace(";", ",").split(","):
-        part = part.strip()
-        try:
-            if "-" in part:
-                a, b = (int(x) for x in part.split("-", 1))
-                out.extend(range(a, b + 1))
-            elif part:
-                out.append(int(part))
-        except ValueError:
-            raise InputError(f"{where}: lanes {text!r}: give lane numbers 1..8 like 1-4 or 1,3,5") from None
-    if not out or any(not 1 <= n <= 8 for n in out):
-        raise InputError(f"{where}: lanes {text!r}: lanes are 1..8")
-    return sorted(set(out))
+    """A lane selection (eqtune.validate.lane_list: the one lane parser of the watch's inputs)."""
+    from eqtune.validate import lane_list
+
+    return lane_list(text, where)
+
+
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def _read_text(p: Path, what: str, hint: str) -> str:
+    """A small UTF-8 text file (BOM allowed), or one line saying what is wrong with it."""
+    try:
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{what} {p}: {exc.strerror or exc}; {hint}") from None
+    if len(raw) > MAX_INPUT_BYTES:
+        raise InputError(f"{what} {p}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MB; {hint}")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} {p}: not UTF-8 text (byte {exc.start}); save it as UTF-8 and {hint}") from None
 
 
 def from_csv(path: str | Path) -> list[WatchTarget]:
     p = Path(path)
+    text = _read_text(p, "fleet CSV", "give an existing UTF-8 CSV file")
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"fleet CSV {p}: {exc.strerror or exc}; give an existing file") from None
-    rows = list(csv.DictReader(text.splitlines()))
+        rows = list(csv.DictReader(text.splitlines()))
+    except csv.Error as exc:
+        raise InputError(f"fleet CSV {p}: {exc}; one row per module, fields under "
+                         f"{csv.field_size_limit() // 1024} kB") from None
     if not rows:
         raise InputError(f"fleet CSV {p}: no rows; the first line is the header (resource,server,port,lanes,...)")
     header = {k.strip().lower(): k for k in rows[0] if k}
@@ -111,10 +117,11 @@ def _profile_channel(profile: str, base: Path, where: str) -> str | None:
 
 def from_push_report(path: str | Path) -> list[WatchTarget]:
     p = Path(path)
+    text = _read_text(p, "push report", "give the file `eqtune profile push --json` wrote")
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"push report {p}: {exc.strerror or exc}; give the file `eqtune profile push --json` wrote") from None
+        doc = json.loads(text)
+    except RecursionError:
+        raise InputError(f"push report {p}: nested too deeply; give the output of `eqtune profile push --json`") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"push report {p}: not JSON ({exc.msg} at line {exc.lineno}); give the output of "
                          "`eqtune profile push --json`") from None

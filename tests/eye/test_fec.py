@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -187,3 +189,89 @@ def test_held_out_ieee_channel_matches_bit_by_bit(shared_dir, precoding, ser):
                                              codewords_per_stream=3, seed=11)
     assert model.codeword_error_ratio >= 1e-4 and bad >= 10
     assert 0.5 <= model.codeword_error_ratio / (bad / total) <= 2.0, (model.codeword_error_ratio, bad / total)
+
+
+# ------------------------------------------------------------------------------ tiny error ratios
+@pytest.mark.parametrize("ser", [1e-6, 1e-9, 1e-12, 1e-15])
+def test_no_dfe_equals_binomial_tail_at_tiny_ser(ser):
+    """Independent errors: P(Bin(544, p_rs) > 15) with p_rs = 1 - (1 - SER)^5, scipy's binomial
+    survival function (a tail computation: exact far below the 1e-16 floor of 1 - CDF)."""
+    from scipy.stats import binom
+
+    p_rs = -math.expm1(5 * math.log1p(-ser))
+    want = float(binom.sf(15, 544, p_rs))
+    got = fec_analysis([], ser)
+    assert got.codeword_error_ratio == pytest.approx(want, rel=1e-6)
+    assert got.rs_symbol_error_ratio == pytest.approx(p_rs, rel=1e-9)
+
+
+def _mp_chain_cer(taps, ser, digits=60):
+    """The same DFE chain, solved independently in 60-digit arithmetic (mpmath): stationary
+    distribution by a linear solve, the codeword DP over 544 RS symbols of 5 PAM4 symbols."""
+    import mpmath as mp
+
+    from eqtune.eye.fec import error_chain, sigma_for_ser
+
+    mp.mp.dps = digits
+    sigma = mp.mpf(1) / -mp.sqrt(2) / mp.erfinv(2 * mp.mpf(ser) / mp.mpf(1.5) - 1)
+    ch = error_chain(taps, float(sigma_for_ser(ser)), n_taps=len(taps))
+    # rebuild the transition probabilities in mpmath from the states (not from the float matrices)
+    levels, thr = [-3, -1, 1, 3], [-mp.inf, -2, 0, 2, mp.inf]
+    idx = {s: i for i, s in enumerate(ch.states)}
+    n = len(ch.states)
+    ok = mp.zeros(n, n)
+    err = mp.zeros(n, n)
+    for i, s in enumerate(ch.states):
+        shift = -2 * sum(mp.mpf(b) * e for b, e in zip(taps, s))
+        for d, lvl in enumerate(levels):
+            for j in range(4):
+                a, b = (thr[j] - lvl - shift) / sigma, (thr[j + 1] - lvl - shift) / sigma
+                pr = (mp.ncdf(-a) - mp.ncdf(-b)) / 4
+                e = max(-2, min(2, j - d))
+                (err if e else ok)[i, idx[(e, *s[:-1])]] += pr
+    full = ok + err
+    a = (full.T - mp.eye(n))
+    a[n - 1, :] = mp.ones(1, n)
+    rhs = mp.zeros(n, 1)
+    rhs[n - 1] = 1
+    pi = mp.lu_solve(a, rhs)
+    aok, abad = mp.eye(n), mp.zeros(n, n)
+    for _ in range(5):
+        abad, aok = abad * full + aok * err, aok * ok
+    v = [pi.T] + [mp.zeros(1, n) for _ in range(16)]
+    for _ in range(544):
+        nv = [mp.zeros(1, n) for _ in range(17)]
+        for k in range(17):
+            nv[k] += v[k] * aok
+            nv[min(k + 1, 16)] += v[k] * abad
+        v = nv
+    return float(sum(v[16]))
+
+
+@pytest.mark.parametrize("ser", [1e-8, 1e-12])
+def test_dfe_chain_matches_a_60_digit_computation_at_tiny_ser(ser):
+    taps = [0.45]
+    want = _mp_chain_cer(taps, ser)
+    got = fec_analysis(taps, ser, n_taps=1).codeword_error_ratio
+    assert want > 0 and got == pytest.approx(want, rel=1e-6)
+
+
+def test_fec_objective_ranks_very_clean_codes():
+    """Among very clean links (SER 1e-12 vs 1e-13) the objective still orders them (the old
+    least-squares stationary floor made both read the same)."""
+    a = fec_analysis([0.4, 0.1, -0.05], 1e-12).codeword_error_ratio
+    b = fec_analysis([0.4, 0.1, -0.05], 1e-13).codeword_error_ratio
+    assert 0 < b < a * 1e-3
+
+
+@pytest.mark.parametrize("ber", [1e-3, 2.4e-4, 1e-5, 1e-8])
+def test_emulated_errored_frames_are_the_binomial_tail_of_rs_symbols(ber):
+    """The emulated module's VDM errored-frame ratio: RS-symbol error ratio 1-(1-2 BER)^5 and the
+    upper tail over 544 symbols (it read 0 below BER ~5e-4 when computed as 1 - CDF)."""
+    from scipy.stats import binom
+
+    from eqtune.emulate.vdm import _errored_frame_ratio
+
+    p_rs = -math.expm1(5 * math.log1p(-2 * ber))
+    assert _errored_frame_ratio(ber) == pytest.approx(float(binom.sf(15, 544, p_rs)), rel=1e-9)
+    assert _errored_frame_ratio(ber) > 0

@@ -81,11 +81,17 @@ def test_watch_flags_exactly_the_planted_lanes_with_evidence(fleet_run):
         thermal = [f for f in stored[key] if f["kind"] == "thermal"]
         assert thermal, stored[key]
         ev = thermal[0]["evidence"]
-        assert ev["corr_with_dT_dt"] <= -0.7
-        assert ev["temp_range_c"][1] - ev["temp_range_c"][0] >= 2.0
-        assert ev["window_s"][1] > ev["window_s"][0] and ev["samples"] >= 8
-        assert ev["sensitivity_per_c"] < 0 and ev["projected_at_hot"] < ev["threshold"] or ev["metric"] != "esnr_db"
-        assert "--corners 25C,85C" in thermal[0]["action"] and "c2m-10in" in thermal[0]["action"]
+        # the lane's own sensitivity with its standard error and 95 % interval, its excess over the
+        # module's other lanes (significant), the swing it was seen over, the projection and its source
+        assert ev["metric"] == "esnr_db"
+        assert ev["sensitivity_per_c"] < 0 and ev["sensitivity_se_per_c"] > 0
+        lo, hi = ev["sensitivity_ci95_per_c"]
+        assert lo < ev["sensitivity_per_c"] < hi < 0
+        assert ev["excess_t_stat"] >= 5.0 and ev["excess_over_siblings_per_c"] < -0.02
+        assert ev["temp_swing_c"] >= 2.0
+        assert ev["hot_c_from"] == "--hot-c"  # the emulated image leaves page 02h empty
+        assert "re-tune lane" in thermal[0]["action"]
+        assert f"eqtune tune c2m-10in --live --module {key[0]} --lane {key[1]}" in thermal[0]["action"]
     # the marginal-but-stable lane is low but not flagged (margin alone is not a finding)
     m, lane = fleet.spec.stable_marginal[0]
     last = {(x.resource, x.lane): x for x in fleet_run["reports"][-1].lanes}
@@ -99,25 +105,44 @@ def test_store_and_prometheus_agree(fleet_run):
     stored = latest_values(db)
     temps = latest_temperatures(db)
     prom = parse_metrics(fleet_run["scrape"])
+    from eqtune.watch.prom import _OBS
+
+    # index the scrape by (name, resource, lane, stat, side); host/interface/serial are join labels
+    by_key = {}
+    for (name, lab), v in prom.items():
+        d = dict(lab)
+        by_key[(name, d.get("resource"), d.get("lane"), d.get("stat"), d.get("side"))] = (v, d)
     assert len(stored) >= 32 * 8 * 2  # eSNR and pre-FEC BER on every lane
+    lane_samples = 0
     for (res, lane, obs), v in stored.items():
-        key = (f"eqtune_lane_{obs}", (("lane", str(lane)), ("resource", res)))
-        assert prom[key] == v, (key, prom.get(key), v)
+        media = obs.endswith("_media")
+        name, kind, extra = _OBS[obs[:-6] if media else obs]
+        name += "_total" if kind == "counter" else ""
+        got, labels = by_key[(name, res, str(lane), extra.get("stat"), "media" if media else "host")]
+        assert got == v, (name, res, lane, got, v)
+        assert labels["serial"] and "host" in labels and "interface" in labels
+        lane_samples += 1
     # observables the emulated modules do not advertise: absent in both, recorded as not advertised
-    prom_lane = {(n, lab) for n, lab in prom if n.startswith("eqtune_lane_") and n != "eqtune_lane_flag"}
-    assert len(prom_lane) == len(stored)
+    observed = {k for k in by_key if k[0] in {n for n, _k, _e in _OBS.values()}}
+    assert len(observed) == lane_samples == len(stored)
     adv = dict(((r, ln, o), a) for r, ln, o, a in db.execute("SELECT resource, lane, observable, advertised FROM advertised"))
     not_adv = [k for k, a in adv.items() if a == 0]
     assert not_adv and all(k[2] in ALL_OBSERVABLES and k not in stored for k in not_adv)
     # the default emulator image (cmis_table.toml) lists no FEC symbol/codeword counters
     assert {k[2] for k in not_adv} >= {"fec_symbol_errors", "fec_codeword_errors"}
     assert {"ltp_db", "prefec_ber_min"} <= {k[2] for k in stored}  # advertised by that image
-    for res, t in temps.items():
-        assert prom[("eqtune_module_temperature_celsius", (("resource", res),))] == t
+    temps_prom = {dict(lab)["resource"]: v for (n, lab), v in prom.items() if n == "eqtune_module_temperature_celsius"}
+    assert temps_prom == temps
     assert 34.9 <= max(temps.values()) <= 35.0
+    info = [dict(lab) for (n, lab), v in prom.items() if n == "eqtune_module_info"]
+    assert len(info) == 32 and all(d["serial"] and d["vendor"] and d["part_number"] for d in info)
     flags_on = {(dict(lab)["resource"], int(dict(lab)["lane"])) for (n, lab), v in prom.items()
                 if n == "eqtune_lane_flag" and v == 1.0}
     assert flags_on == fleet_run["fleet"].planted_resources()
+    # the levels and slopes alert rules need (docs/watch-alerts.yml)
+    names = {n for n, _lab in prom}
+    assert {"eqtune_lane_prefec_ber_warning_ratio", "eqtune_lane_esnr_tempco_decibels_per_celsius",
+            "eqtune_lane_esnr_trend_decibels_per_second", "eqtune_module_hot_celsius"} <= names
     assert prom[("eqtune_watch_interval", ())] == 45
 
 
@@ -176,7 +201,7 @@ def test_held_out_fleet_scenario_flags_exactly_the_planted_lanes():
                      planted=[(1, 1), (7, 4)], stable_marginal=[(4, 2)], planted_offset_db=4.0,
                      planted_tempco_db_per_c=0.2)
     with start_fleet(spec, clock=clock) as fleet:
-        w = Watcher([WatchTarget(r, channel=spec.channel) for r in fleet.resources], cfg=DetectConfig(),
+        w = Watcher([WatchTarget(r, channel=spec.channel) for r in fleet.resources], cfg=DetectConfig(), interval_s=10.0,
                     clock=clock)
         try:
             for _ in range(90):

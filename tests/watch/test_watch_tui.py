@@ -37,7 +37,7 @@ def test_watch_view_sorts_planted_lanes_first():
                 assert (top[0], top[1]) == (fleet.resources[1], "3")
                 assert "thermal" in top[7] and len(top[5]) > 5 and len(top[6]) > 5  # sparklines
                 detail = str(app.query_one("#watch-detail").render())
-                assert "thermal" in detail and "--corners" in detail
+                assert "thermal" in detail and "eqtune tune c2m-10in --live --module" in detail
                 # the marginal but stable lane ranks next (closest to its threshold) with no finding
                 second = table.get_row_at(1)
                 assert (second[0], second[1], second[7]) == (fleet.resources[2], "6", "-")

@@ -11,8 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from eqtune.cli import main
-from eqtune.watch.detect import DetectConfig, assess_lane, esnr_for_ser, linear_fit, suggest_action
+from eqtune.watch.detect import DetectConfig, FleetDetector, esnr_for_ser
 from eqtune.watch.observe import NOT_ADVERTISED, adapt_vdm, observable_for, read_module
+from eqtune.watch.simulate import Plant, SimFleet, SimSpec
+from eqtune.watch.stats import EWRegression
 
 
 # ------------------------------------------------------------------------------ adapter
@@ -48,9 +50,21 @@ def test_module_without_vdm_reads_as_not_advertised():
 
 
 # ------------------------------------------------------------------------------ detector
-def _series(n=40, dt=10.0, temp=lambda i: 25.0, esnr=lambda i: 22.0, noise=0.05, seed=0):
-    rng = np.random.default_rng(seed)
-    return [(i * dt, temp(i), esnr(i) + noise * rng.standard_normal(), None) for i in range(n)]
+def _run(spec: SimSpec, cfg: DetectConfig | None = None):
+    """Feed a seeded synthetic fleet to the detector; the first poll time each (module, lane) held
+    each finding kind, and whether it held at the last poll."""
+    det = FleetDetector(spec.modules, spec.lanes, spec.interval_s, cfg)
+    first: dict[tuple[int, int, str], float] = {}
+    last: set[tuple[int, int, str]] = set()
+    for ts, temp, ber, esnr in SimFleet(spec):
+        det.update(ts, temp, ber, esnr)
+        last = set()
+        for m in range(spec.modules):
+            for ln in range(spec.lanes):
+                for f in det.findings(m, ln):
+                    first.setdefault((m, ln, f.kind), float(ts[0]))
+                    last.add((m, ln, f.kind))
+    return det, first, last
 
 
 def test_esnr_threshold_from_ber():
@@ -58,43 +72,76 @@ def test_esnr_threshold_from_ber():
     assert esnr_for_ser(2.4e-4) == pytest.approx(10 * math.log10(5 * 3.5985**2), abs=0.01)
 
 
-def test_linear_fit_known_line():
-    x = np.arange(10.0)
-    f = linear_fit(x, 2.0 * x + 1.0)
-    assert f.slope == pytest.approx(2.0) and f.intercept == pytest.approx(1.0) and f.r == pytest.approx(1.0)
+def test_ew_regression_equals_numpy_polyfit_with_equal_weights():
+    rng = np.random.default_rng(3)
+    x, y = np.arange(30.0), 2.0 * np.arange(30.0) + 1.0 + rng.standard_normal(30)
+    r = EWRegression((1,))
+    for xi, yi in zip(x, y, strict=True):
+        r.add(np.array([xi]), np.array([yi]), np.array([True]))
+    f = r.fit()
+    (a, b), cov = np.polyfit(x, y, 1, cov="unscaled")
+    resid = y - (a * x + b)
+    se = math.sqrt(float(resid @ resid) / 28 * cov[0, 0])
+    assert f.slope[0] == pytest.approx(a) and f.level[0] == pytest.approx(b) and f.se[0] == pytest.approx(se)
 
 
-def test_flat_margin_with_temperature_swing_is_not_flagged():
-    h = _series(temp=lambda i: 25.0 + 10.0 * min(i, 30) / 30)
-    assert assess_lane(h, DetectConfig()) == []
+def test_window_too_short_for_the_interval_is_widened_and_said():
+    cfg, notes = DetectConfig(window_s=300.0).for_interval(60.0)
+    assert cfg.window_s == 600.0 and notes and "widened to 600 s" in notes[0]
+    assert DetectConfig().for_interval(1.0)[1] == []
+    assert DetectConfig().persist_count(60.0) == 2 and DetectConfig().persist_count(1.0) == 30
 
 
-def test_margin_following_temperature_is_thermal():
-    temp = lambda i: 25.0 + 10.0 * min(i, 30) / 30  # noqa: E731
-    h = _series(temp=temp, esnr=lambda i: 22.0 - 0.15 * (temp(i) - 25.0))
-    found = {f.kind: f for f in assess_lane(h, DetectConfig())}
-    assert "thermal" in found
-    ev = found["thermal"].evidence
-    assert ev["sensitivity_per_c"] == pytest.approx(-0.15, abs=0.02)
-    assert ev["corr_with_dT_dt"] < -0.7
-    assert "--corners" in suggest_action(list(found.values()), channel="c2m-10in")
+def test_x10_step_at_60s_is_flagged_within_two_polls_and_stays():
+    at = 3 * 3600.0 + 30.0
+    spec = SimSpec(modules=4, hours=8.0, seed=11, plants=[Plant("step", 1, 2, 10.0, at_s=at, ber=1e-7)])
+    det, first, last = _run(spec)
+    assert at < first[(1, 2, "step")] <= at + 2 * 60.0
+    assert (1, 2, "step") in last  # held: the lane stays 10x worse
+    ev = next(f for f in det.findings(1, 2) if f.kind == "step").evidence
+    assert ev["before"] == pytest.approx(1e-7, rel=0.3) and ev["after"] == pytest.approx(1e-6, rel=0.3)
+    assert {k for k in first if k[:2] != (1, 2)} == set()  # nothing else on 31 quiet lanes
+    assert det.acknowledge(1, 2) and not det.findings(1, 2)
 
 
-def test_drift_at_constant_temperature_suggests_swap():
-    h = _series(esnr=lambda i: 22.0 - 0.002 * (10.0 * i), noise=0.01)  # -0.002 dB/s = -0.12 dB/min at 25 C
-    found = assess_lane(h, DetectConfig(horizon_s=3600.0))
-    assert {f.kind for f in found} == {"esnr_trend"}
-    ev = found[0].evidence
-    assert ev["slope_per_s"] == pytest.approx(-0.002, rel=0.1)
-    # at t = 390 s the line is at 21.22 dB, 3.11 dB above 18.11 dB: 1555 s to go
-    assert ev["time_to_threshold_s"] == pytest.approx((22.0 - 0.78 - esnr_for_ser(2.4e-4)) / 0.002, rel=0.1)
-    assert suggest_action(found).startswith("swap")
-    # the same drift with a 10-minute horizon, too short to reach the threshold: no finding
-    assert assess_lane(h, DetectConfig(horizon_s=600.0)) == []
+def test_step_that_goes_away_clears():
+    spec = SimSpec(modules=2, hours=3.0, seed=5, plants=[Plant("step", 0, 0, 10.0, at_s=3600.0, ber=1e-7)])
+    det = FleetDetector(2, 8, 60.0)
+    seen = []
+    for ts, temp, ber, esnr in SimFleet(spec):
+        if ts[0] >= 5400.0:
+            ber[0, 0] /= 10.0  # back to where it was
+        det.update(ts, temp, ber, esnr)
+        seen.append(any(f.kind == "step" for f in det.findings(0, 0)))
+    assert any(seen[60:90]) and not any(seen[-20:])
 
 
-def test_too_few_samples_is_silent():
-    assert assess_lane(_series(n=5, esnr=lambda i: 30.0 - i)) == []
+def test_thermal_excess_over_siblings_is_flagged_within_one_swing_and_healthy_lanes_are_not():
+    spec = SimSpec(modules=6, hours=6.0, seed=21, swings_per_hour=1.0,
+                   plants=[Plant("thermal", 2, 4, 5.0), Plant("noisy", 3, 1), Plant("marginal", 4, 6)])
+    fleet = SimFleet(spec)
+    det = FleetDetector(6, 8, 60.0)
+    first = None
+    for ts, temp, ber, esnr in fleet:
+        det.update(ts, temp, ber, esnr)
+        for m in range(6):
+            for ln in range(8):
+                fs = det.findings(m, ln)
+                assert not fs or (m, ln) == (2, 4), (m, ln, fs)
+                if fs and first is None:
+                    first = (float(ts[0]), fs)
+    assert first is not None
+    swing = min(t for m, t in fleet.swings if m == 2)
+    assert first[0] <= swing + fleet.swing_period
+    ev = first[1][0].evidence
+    lo, hi = ev["sensitivity_ci95_per_c"]
+    assert lo <= ev["sensitivity_per_c"] <= hi and ev["projected_at_hot"] <= 60.0
+
+
+def test_projection_is_bounded():
+    from eqtune.watch.detect import _shown
+
+    assert _shown(0, 3.0) == 0.5  # a projected BER never above 0.5
 
 
 # ------------------------------------------------------------------------------ thermal model
@@ -129,7 +176,19 @@ def test_thermal_profile_and_channel_loss_vs_temperature():
 # ------------------------------------------------------------------------------ CLI
 @pytest.mark.parametrize(("args", "needle"), [
     (["watch"], "nothing to watch"),
-    (["watch", "net:127.0.0.1:1", "--interval", "0"], "positive"),
+    (["watch", "net:127.0.0.1:1", "--interval", "0"], "--interval"),
+    (["watch", "net:127.0.0.1:1", "--interval", "inf"], "--interval"),
+    (["watch", "net:127.0.0.1:1", "--interval", "nan"], "--interval"),
+    (["watch", "net:127.0.0.1:1", "--window", "nan"], "--window"),
+    (["watch", "net:127.0.0.1:1", "--horizon", "inf"], "--horizon"),
+    (["watch", "net:127.0.0.1:1", "--duration", "nan"], "--duration"),
+    (["watch", "net:127.0.0.1:1", "--esnr-min-db", "nan"], "--esnr-min-db"),
+    (["watch", "net:127.0.0.1:1", "--hot-c", "nan"], "--hot-c"),
+    (["watch", "net:127.0.0.1:1", "--hot-c", "inf"], "--hot-c"),
+    (["watch", "net:127.0.0.1:1", "--lanes", "4-1"], "backwards"),
+    (["watch", "net:127.0.0.1:1", "--lanes", "1,,2"], "empty part"),
+    (["watch", "net:127.0.0.1:1", "--lanes", "\uff11"], "not a lane"),
+    (["watch", "net:127.0.0.1:1", "--lanes", "1-99999999999"], "lanes are 1..8"),
     (["watch", "net:127.0.0.1:1", "--prometheus", "nohostport"], "HOST:PORT"),
     (["watch", "net:127.0.0.1:1", "--lanes", "0-9"], "lanes are 1..8"),
     (["watch", "--fleet", "missing.csv"], "fleet CSV"),
@@ -203,14 +262,14 @@ def test_prometheus_drops_a_module_that_stops_answering():
         good = ModuleSample("net:a:1", 1.0, 40.0, adapt_vdm({1: {"esnr_host_input_db": 20.0}}, [1]))
         exp.update(1, [good], set())
         scrape = lambda: parse_metrics(urllib.request.urlopen(f"http://127.0.0.1:{exp.port}/metrics", timeout=5).read().decode())  # noqa: E731
-        m = scrape()
-        assert m[("eqtune_lane_esnr_db", (("lane", "1"), ("resource", "net:a:1")))] == 20.0
-        assert ("eqtune_lane_prefec_ber", (("lane", "1"), ("resource", "net:a:1"))) not in m  # not advertised
+        m = {(n, dict(lab).get("resource"), dict(lab).get("lane")): v for (n, lab), v in scrape().items()}
+        assert m[("eqtune_lane_esnr_decibels", "net:a:1", "1")] == 20.0
+        assert not any(k[0] == "eqtune_lane_prefec_ber_ratio" for k in m)  # not advertised: absent, not 0
         exp.update(2, [ModuleSample("net:a:1", 2.0, None, error="timeout")], set())
-        m = scrape()
-        assert not any(n == "eqtune_lane_esnr_db" for n, _ in m)
-        assert m[("eqtune_module_up", (("resource", "net:a:1"),))] == 0.0
-        assert ("eqtune_module_temperature_celsius", (("resource", "net:a:1"),)) not in m
+        m = {(n, dict(lab).get("resource"), dict(lab).get("lane")): v for (n, lab), v in scrape().items()}
+        assert not any(k[0] == "eqtune_lane_esnr_decibels" for k in m)
+        assert m[("eqtune_module_up", "net:a:1", None)] == 0.0
+        assert ("eqtune_module_temperature_celsius", "net:a:1", None) not in m
     finally:
         exp.stop()
 
@@ -299,3 +358,60 @@ def test_emulator_fec_counters_accumulate_with_temperature():
     cer2 = binom.sf(15, 544, 1 - (1 - 2 * ber2) ** 5)
     n_cw = b["codewords"] - a["codewords"]
     assert cer2 > 1e-5 and b["uncorrectable"] - a["uncorrectable"] == pytest.approx(cer2 * n_cw, abs=1)
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (b"resource,server\nnet:127.0.0.1:1,\xff\xfe\n", "not UTF-8"),
+    (b"resource,lanes\nnet:127.0.0.1:1,\"" + b"x" * 200_000 + b"\"\n", "fleet CSV"),
+    (b"resource,lanes\nnet:127.0.0.1:1,1\x00\n", "fleet CSV"),
+])
+def test_hostile_fleet_csv_is_one_line(content, needle, tmp_path):
+    p = tmp_path / "fleet.csv"
+    p.write_bytes(content)
+    r = CliRunner().invoke(main, ["watch", "--fleet", str(p), "--count", "1", "--no-store"])
+    assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output, r.output
+
+
+def test_non_utf8_push_report_is_one_line(tmp_path):
+    p = tmp_path / "push.json"
+    p.write_bytes(b'{"results": [{"resource": "\xff"}]}')
+    r = CliRunner().invoke(main, ["watch", "--from-push", str(p), "--count", "1", "--no-store"])
+    assert r.exit_code == 2 and "not UTF-8" in r.output, r.output
+
+
+def test_nothing_watched_exits_nonzero_and_count_1_returns_after_its_poll(tmp_path):
+    import time
+
+    t0 = time.monotonic()
+    r = CliRunner().invoke(main, ["watch", "emu:bogus", "--count", "1", "--interval", "30", "--no-store"])
+    assert r.exit_code == 2 and "nothing watched" in r.output, r.output
+    assert time.monotonic() - t0 < 25.0  # no wait of --interval after the only poll
+
+
+def test_frame_loss_measured_where_advertised_else_predicted_with_its_range():
+    from scipy.stats import binom
+
+    from eqtune.watch.frameloss import frame_loss
+
+    assert frame_loss(1e-5, 3e-12) == {"source": "measured (VDM errored frames)", "ratio": 3e-12}
+    fl = frame_loss(2.4e-4, None)
+    p_rs = -math.expm1(5 * math.log1p(-4.8e-4))  # SER = 2 BER, 5 PAM4 symbols per RS symbol
+    assert fl["ratio"] == pytest.approx(float(binom.sf(15, 544, p_rs)), rel=0.2)  # BER rounded to 0.05 decade
+    lo, hi = fl["range"]
+    assert lo == fl["ratio"] and hi > 100 * lo  # the unknown host DFE spans orders of magnitude
+    assert frame_loss(None, None) is None and frame_loss(0.0, None) is None
+
+
+def test_a_lane_that_gets_better_is_reported_with_before_and_after():
+    """After a re-tune the lane's BER falls 10x: the detector reports it (the watch stores it as an
+    'improved' row with both levels) and takes the new level as the baseline."""
+    spec = SimSpec(modules=2, hours=3.0, seed=9, plants=[Plant("step", 0, 3, 0.1, at_s=2 * 3600.0, ber=1e-6)])
+    det = FleetDetector(2, 8, 60.0)
+    got = []
+    for ts, temp, ber, esnr in SimFleet(spec):
+        det.update(ts, temp, ber, esnr)
+        got += det.take_improved()
+    ber_rows = [g for g in got if g["metric"] == "log10_prefec_ber"]
+    assert [(g["module"], g["lane"]) for g in ber_rows] == [(0, 3)]
+    assert ber_rows[0]["before"] == pytest.approx(1e-6, rel=0.3) and ber_rows[0]["after"] == pytest.approx(1e-7, rel=0.3)
+    assert not det.findings(0, 3)
