@@ -29,6 +29,53 @@ class FiniteFloat(click.FloatRange):
         return rv
 
 
+MAX_FILE_LANES = 64  # a 256-port Touchstone file: far above any cable or backplane file
+
+
+def extrapolate_option(f: Any) -> Any:
+    """``--extrapolate METHOD`` (data ending below 0.75 x baud: ``loss-fit`` or ``hold``, eqtune.channel.band)."""
+    return click.option("--extrapolate", "extrapolate", type=click.Choice(("none", "loss-fit", "hold")), default="none",
+                     show_default=True,
+                     help="Data that end below 0.75 x baud are refused; loss-fit continues the fitted insertion "
+                          "loss (802.3 69B.4.2 form), hold keeps the last value (optimistic).")(f)
+
+
+def channel_file_options(f: Any) -> Any:
+    """``--lane K`` (lane K of a multi-lane Touchstone file: ports 4K-3..4K) and ``--extrapolate METHOD``
+    for every command that loads a channel file; pass the values to :func:`channel_file_kwargs`."""
+    f = extrapolate_option(f)
+    return click.option("--lane", "file_lane", type=click.IntRange(1, MAX_FILE_LANES), default=None, metavar="K",
+                        help="Lane K of a multi-lane Touchstone file (.s8p, .s16p, ...: ports 4K-3..4K).")(f)
+
+
+def channel_file_kwargs(file_lane: int | str | None, extrapolate: str) -> dict[str, Any]:
+    """Keyword arguments ``lane``/``extrapolate`` for ``eqtune.channel.load_channel`` (``file_lane`` as an
+    int, or the text of an option that means a file lane where it is not a click.IntRange)."""
+    if isinstance(file_lane, str):
+        from eqtune.validate import parse_file_lane
+
+        file_lane = parse_file_lane(file_lane)
+    return {"lane": file_lane, "extrapolate": None if extrapolate == "none" else extrapolate}
+
+
+def journal_trust_options(f: Any) -> Any:
+    """``--require-signed`` and ``--trusted-key FILE`` for commands that derive something from a journal
+    (``eqtune.session.integrity``); pass the values to :func:`journal_trust`."""
+    f = click.option("--trusted-key", "trusted_key", multiple=True, metavar="FILE",
+                     help="Key that may have signed the journal (Ed25519 .pub or the HMAC site key); repeatable; "
+                          "also $EQTUNE_TRUSTED_KEYS.")(f)
+    return click.option("--require-signed", "require_signed", is_flag=True,
+                        help="Refuse a journal that is not signed (`eqtune session sign`) by a trusted key, "
+                             "or has records after its signature (also $EQTUNE_REQUIRE_SIGNED_JOURNALS=1).")(f)
+
+
+def journal_trust(require_signed: bool, trusted_key: tuple[str, ...]) -> dict[str, Any]:
+    """Keyword arguments ``trusted_keys``/``require_signed`` for the session readers."""
+    from eqtune.session.signing import trusted_keys
+
+    return {"trusted_keys": trusted_keys(trusted_key) if trusted_key else None, "require_signed": require_signed}
+
+
 def report_error(exc: Exception, args: list[str] | None = None, *, message: str | None = None) -> int:
     """Report an ``EqtuneError`` the way the user asked for output; returns the exit code (2).
 

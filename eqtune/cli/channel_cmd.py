@@ -9,7 +9,7 @@ import warnings
 
 import click
 
-from eqtune.cli._common import FiniteFloat, echo_json
+from eqtune.cli._common import FiniteFloat, channel_file_kwargs, channel_file_options, echo_json
 
 
 def _load(name: str, **kw):
@@ -60,14 +60,17 @@ def list_cmd(as_json: bool) -> None:
 @click.option("--port-order", type=click.Choice(["auto", "1-2/3-4", "1-3/2-4"]), default="auto",
               show_default=True, help="4-port Touchstone port order (legs 1->2,3->4 or 1->3,2->4).")
 @click.option("--no-aggressors", is_flag=True, help="Ignore crosstalk aggressors.")
+@channel_file_options
 def show_cmd(channel_name: str, as_json: bool, plot_file: str | None, temperature: float | None,
-             port_order: str, no_aggressors: bool) -> None:
-    """IL at Nyquist, RL, ILD, ICN, port order and delay of CHANNEL (library name, .toml or .sNp)."""
+             port_order: str, no_aggressors: bool, file_lane: int | None, extrapolate: str) -> None:
+    """IL at Nyquist, RL, ILD, ICN, port order and delay of CHANNEL (library name, .toml, .sNp or .ts)."""
     from eqtune.channel.metrics import summary
 
     ch = _load(channel_name, temperature_c=temperature, aggressors=not no_aggressors,
-               port_order=None if port_order == "auto" else port_order)
+               port_order=None if port_order == "auto" else port_order,
+               **channel_file_kwargs(file_lane, extrapolate))
     fig = summary(ch)
+    fig["extrapolated"] = list(ch.meta.get("extrapolated") or [])
     if plot_file:
         _plot(ch, plot_file)
         fig["plot"] = plot_file
@@ -94,6 +97,9 @@ def show_cmd(channel_name: str, as_json: bool, plot_file: str | None, temperatur
         click.echo(f"temperature   {ch.temperature_c:g} C")
     for seg in ch.meta.get("segments", []):
         click.echo(f"  segment     {seg}")
+    for x in fig["extrapolated"]:
+        click.echo(f"  EXTRAPOLATED {x['file']}: data end at {x['data_fmax_ghz']:g} GHz, the eye needs "
+                   f"{x['needed_ghz']:g} GHz; continued by {x['method']} (not measured)")
     if plot_file:
         click.echo(f"plot          {plot_file}")
 

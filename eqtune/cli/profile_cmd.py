@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from eqtune.cli._common import echo_json
+from eqtune.cli._common import echo_json, journal_trust, journal_trust_options
 
 
 @click.group(name="profile")
@@ -25,13 +25,15 @@ def profile() -> None:
 @click.option("--pin-serial", is_flag=True, help="Apply only to this module's serial number (default: any SN of the PN).")
 @click.option("--tuned", is_flag=True,
               help="Save the verified recommendation of every lane even where it did not beat the baseline.")
-def save(session_id: str, out: str, sessions: str | None, pin_serial: bool, tuned: bool) -> None:
-    """Save the codes a session settled on as a profile."""
+@journal_trust_options
+def save(session_id: str, out: str, sessions: str | None, pin_serial: bool, tuned: bool, require_signed: bool,
+         trusted_key: tuple[str, ...]) -> None:
+    """Save the codes a session settled on as a profile (refused when the journal fails its checksums)."""
     from eqtune.session.export import save_session_profile
     from eqtune.session.profile import Profile
 
     path = save_session_profile(session_id, out, sessions, pin_serial=pin_serial,
-                                lanes="tuned" if tuned else "decided")
+                                lanes="tuned" if tuned else "decided", **journal_trust(require_signed, trusted_key))
     prof = Profile.load(path)
     click.echo(f"profile: {path} ({prof.describe_module()}, lanes {','.join(map(str, sorted(prof.lanes)))}, "
                f"sha256 {prof.digest[:16]}...)")
@@ -79,7 +81,7 @@ def sign(file: str, key_file: str) -> None:
     from eqtune.session.signing import load_key
 
     prof = Profile.load(file)
-    key = load_key(key_file)
+    key = load_key(key_file, role="private")
     prof.sign(key)
     prof.save(file)
     click.echo(f"profile {file}: signed ({key.algorithm}, key {key.key_id})")

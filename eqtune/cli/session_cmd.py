@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from eqtune.cli._common import echo_json
+from eqtune.cli._common import echo_json, journal_trust, journal_trust_options
 
 _SESSIONS = click.option("--sessions", "sessions", metavar="DIR", default=None,
                          help="Sessions folder (default: $EQTUNE_SESSIONS or ./sessions).")
@@ -107,7 +107,8 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     if contents.torn is not None:
         click.echo(f"  note: {contents.torn.describe()}; `eqtune session resume {session_id}` sets it aside")
     if contents.bad_checksums:
-        click.echo(f"  WARNING: {contents.integrity()}; the session cannot be resumed")
+        click.echo(f"  WARNING: {contents.integrity()}; nothing can be derived from it (resume, report, "
+                   "profile save and the TUI refuse it)")
     if eye:
         from eqtune.session.model import model_eye_lines
 
@@ -124,11 +125,14 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
 @_SESSIONS
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
-def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool) -> None:
+@journal_trust_options
+def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool, require_signed: bool,
+           trusted_key: tuple[str, ...]) -> None:
     """Continue an interrupted live tune where it stopped (no completed measurement is repeated)."""
     from eqtune.cli.live_cmd import resume_live
 
-    resume_live(session_id, sessions=sessions, as_json=as_json, quiet=quiet)
+    resume_live(session_id, sessions=sessions, as_json=as_json, quiet=quiet,
+                **journal_trust(require_signed, trusted_key))
 
 
 @session.command(name="report")
@@ -136,9 +140,25 @@ def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool) ->
 @_SESSIONS
 @click.option("--out", "out", metavar="FILE", default=None,
               help="HTML file to write (default: <sessions>/<ID>/report.html).")
-def report(session_id: str, sessions: str | None, out: str | None) -> None:
+@journal_trust_options
+def report(session_id: str, sessions: str | None, out: str | None, require_signed: bool,
+           trusted_key: tuple[str, ...]) -> None:
     """Write the self-contained HTML report of a session for the customer."""
     from eqtune.session.report import write_report
 
-    path = write_report(session_id, out, sessions)
+    path = write_report(session_id, out, sessions, **journal_trust(require_signed, trusted_key))
     click.echo(f"report: {path}")
+
+
+@session.command(name="sign")
+@click.argument("session_id", metavar="ID")
+@_SESSIONS
+@click.option("--key", "key_file", required=True, metavar="KEY",
+              help="Ed25519 private key (NAME.key from `eqtune profile keygen`) or HMAC site key file.")
+def sign(session_id: str, sessions: str | None, key_file: str) -> None:
+    """Sign a session journal (after checking every record's checksum): journal.sig beside it."""
+    from eqtune.session.integrity import sign_journal
+
+    st = sign_journal(session_id, key_file, sessions)
+    click.echo(f"session {session_id}: {st.records} records signed (key {st.key_id}); require it with "
+               "--require-signed --trusted-key PUBLIC_KEY")
