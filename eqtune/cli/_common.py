@@ -14,6 +14,22 @@ def echo_json(obj: Any) -> None:
     click.echo(dumps(obj, indent=2))
 
 
+def echo_json_outcome(doc: dict[str, Any], failure: Exception | None) -> None:
+    """``--json`` output of a command that can fail part-way (a push to several modules, a study): exactly
+    one JSON document on stdout in every outcome. On failure the document carries ``error`` ({type,
+    message, exit_code}, as :func:`report_error` writes it) and the command exits 2 with nothing more
+    printed, so a script (e.g. ``watch --from-push``) reads the report of the push that failed somewhere."""
+    if failure is None:
+        echo_json(doc)
+        return
+    from eqtune.textsafe import printable
+
+    code = int(getattr(failure, "exit_code", 2))
+    echo_json({**doc, "error": {"type": type(failure).__name__, "message": printable(" ".join(str(failure).split())),
+                                "exit_code": code}})
+    raise click.exceptions.Exit(code)
+
+
 class FiniteFloat(click.FloatRange):
     """``click.FloatRange`` that also refuses NaN and +/-inf (``float("nan")`` passes every ``<`` test,
     so a plain range check lets ``--dwell nan`` through)."""

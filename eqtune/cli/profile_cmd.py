@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from eqtune.cli._common import echo_json, journal_trust, journal_trust_options
+from eqtune.cli._common import echo_json, echo_json_outcome, journal_trust, journal_trust_options
 
 
 @click.group(name="profile")
@@ -163,16 +163,18 @@ def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: boo
 
     report = push_profile(prof, list(modules), dry_run=dry_run, force_identity=force_identity, jobs=jobs,
                           on_result=progress if jobs == 1 else None)
+    bad = [r for r in report.results if not r.ok]
+    failure = None if report.ok else ProfileError(
+        f"{len(bad)} of {len(report.results)} module(s) did not take the profile "
+        f"({', '.join(f'{r.resource}: {r.status}' for r in bad)}); see " + ("results" if as_json else "the lines above"))
     if as_json:
-        echo_json(report.to_dict())
-    else:
-        if jobs > 1:
-            for r in report.results:
-                click.echo(r.line())
-        click.echo("summary:")
-        for line in report.summary_lines(prof):
-            click.echo(f"  {line}")
-    if not report.ok:
-        bad = [r for r in report.results if not r.ok]
-        raise ProfileError(f"{len(bad)} of {len(report.results)} module(s) did not take the profile "
-                           f"({', '.join(f'{r.resource}: {r.status}' for r in bad)}); see the lines above")
+        echo_json_outcome(report.to_dict(), failure)  # one document, the failure inside it
+        return
+    if jobs > 1:
+        for r in report.results:
+            click.echo(r.line())
+    click.echo("summary:")
+    for line in report.summary_lines(prof):
+        click.echo(f"  {line}")
+    if failure is not None:
+        raise failure
