@@ -48,6 +48,24 @@ class FiniteFloat(click.FloatRange):
 MAX_FILE_LANES = 64  # a 256-port Touchstone file: far above any cable or backplane file
 
 
+class FileLane(click.ParamType):
+    """A lane of a multi-lane Touchstone file, 1..64, in ASCII digits (click's IntRange takes '１' and '1_0'
+    through ``int``); parsed by :func:`eqtune.validate.parse_file_lane`."""
+
+    name = "lane"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or isinstance(value, int):
+            return value
+        from eqtune.errors import InputError
+        from eqtune.validate import parse_file_lane
+
+        try:
+            return parse_file_lane(str(value), "--lane", max_lane=MAX_FILE_LANES)
+        except InputError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def extrapolate_option(f: Any) -> Any:
     """``--extrapolate METHOD`` (data ending below 0.75 x baud: ``loss-fit`` or ``hold``, eqtune.channel.band)."""
     return click.option("--extrapolate", "extrapolate", type=click.Choice(("none", "loss-fit", "hold")), default="none",
@@ -60,7 +78,7 @@ def channel_file_options(f: Any) -> Any:
     """``--lane K`` (lane K of a multi-lane Touchstone file: ports 4K-3..4K) and ``--extrapolate METHOD``
     for every command that loads a channel file; pass the values to :func:`channel_file_kwargs`."""
     f = extrapolate_option(f)
-    return click.option("--lane", "file_lane", type=click.IntRange(1, MAX_FILE_LANES), default=None, metavar="K",
+    return click.option("--lane", "file_lane", type=FileLane(), default=None, metavar="K",
                         help="Lane K of a multi-lane Touchstone file (.s8p, .s16p, ...: ports 4K-3..4K).")(f)
 
 

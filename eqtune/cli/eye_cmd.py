@@ -5,6 +5,8 @@ Heavy modules (numpy, the eye engine, matplotlib) are imported inside the comman
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from eqtune.cli._common import FiniteFloat, channel_file_kwargs, channel_file_options, module_code_options
@@ -121,7 +123,8 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     res = eng.evaluate(point)
     d = res.to_dict()
     d["channel"] = ch.name
-    d["extrapolated"] = list(ch.meta.get("extrapolated") or [])
+    extrapolated: list[dict[str, Any]] = list(ch.meta.get("extrapolated") or [])
+    d["extrapolated"] = extrapolated
     d["profile"] = eng.profile.name
     from eqtune.eye.fec import fec_from_eye
 
@@ -139,7 +142,7 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     eq = ", ".join(f"{k}={v:g}" for k, v in res.eq.items())
     click.echo(f"{ch.name}  {direction}  {res.modulation} {res.baud_gbd:g} GBd  profile {eng.profile.name}")
     click.echo(f"EQ: {eq}")
-    for x in d["extrapolated"]:
+    for x in extrapolated:
         click.echo(f"EXTRAPOLATED: {x['file']} ends at {x['data_fmax_ghz']:g} GHz (needed {x['needed_ghz']:g} GHz), "
                    f"continued by {x['method']}: the eye above it is not measured")
     click.echo(f"eye height @ BER {ber:g}: " + ", ".join(f"{h:.1f}" for h in res.eye_height_mv)
