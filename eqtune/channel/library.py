@@ -193,7 +193,7 @@ def _load_touchstone_channel(path: Path, *, port_order: str | None, df_hz: float
     d = load_sdd(path, port_order=port_order, lane=lane)
     ext = check_coverage(float(d.freqs_hz[-1]), DEFAULT_BAUD_GBD, str(path), extrapolate)
     grid = default_grid(d.freqs_hz[-1], DEFAULT_BAUD_GBD, df_hz or DEFAULT_DF_HZ)
-    s = resample(d.freqs_hz, d.s, grid, extend=ext and extrapolate)
+    s = resample(d.freqs_hz, d.s, grid, extend=extrapolate if ext else None)
     return Channel(name=path.stem, freqs_hz=grid, sdd21=s[:, 1, 0], baud_gbd=DEFAULT_BAUD_GBD,
                    modulation=DEFAULT_MODULATION, serdes_profile=DEFAULT_PROFILE, sdd11=s[:, 0, 0],
                    sdd22=s[:, 1, 1], source=str(path), port_order=d.port_order, temperature_c=temperature_c,

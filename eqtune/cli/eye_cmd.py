@@ -5,7 +5,7 @@ Heavy modules (numpy, the eye engine, matplotlib) are imported inside the comman
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -123,8 +123,8 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     res = eng.evaluate(point)
     d = res.to_dict()
     d["channel"] = ch.name
-    extrapolated: list[dict[str, Any]] = list(ch.meta.get("extrapolated") or [])
-    d["extrapolated"] = extrapolated
+    extrapolated = cast("list[dict[str, Any]]", ch.meta.get("extrapolated") or [])
+    d["extrapolated"] = cast("Any", extrapolated)
     d["profile"] = eng.profile.name
     from eqtune.eye.fec import fec_from_eye
 

@@ -422,7 +422,7 @@ def _check_band(channel: Channel, baud_gbd: float) -> None:
 
     meta = channel.meta or {}
     end = meta.get("band_end_hz")
-    if end and not meta.get("extrapolated"):
+    if isinstance(end, int | float) and end and not meta.get("extrapolated"):
         try:
             check_coverage(float(end), baud_gbd, f"channel {channel.name!r}", None)
         except EqtuneError as exc:

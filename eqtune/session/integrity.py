@@ -94,7 +94,7 @@ def classify(records: list[dict[str, Any]], stale: list[int], unsealed: list[int
     head = records[0]
     fmt = head.get("format")
     created = _stamp(head.get("created"))
-    times = [r.get("t") for r in records if isinstance(r.get("t"), int | float) and not isinstance(r.get("t"), bool)]
+    times = [float(t) for r in records if isinstance(t := r.get("t"), int | float) and not isinstance(t, bool)]
     since = SEALED_SINCE.timestamp()
     reason = ""
     if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt >= SEALED_FORMAT:
