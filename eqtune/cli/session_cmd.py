@@ -72,6 +72,7 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     contents = read_journal(path)
     check_records(contents.records, str(path))
     view = SessionView(contents.records)
+    signature = _signature_line(path, contents)
     if (view.header.get("config") or {}).get("module"):
         view.config.check()
     lanes = view.lane_results()
@@ -83,6 +84,7 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
             "lanes": {str(k): v.to_dict() for k, v in lanes.items()},
             "records": len(contents.records), "torn": None if contents.torn is None else contents.torn.describe(),
             "integrity": contents.integrity(), "bad_checksums": list(contents.bad_checksums),
+            "signature": signature,
         })
         return
     head = view.header
@@ -109,6 +111,7 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     if contents.bad_checksums:
         click.echo(f"  WARNING: {contents.integrity()}; nothing can be derived from it (resume, report, "
                    "profile save and the TUI refuse it)")
+    click.echo(f"  signature {signature}")
     if eye:
         from eqtune.session.model import model_eye_lines
 
@@ -118,6 +121,24 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
                        "the eye at these codes)")
         for line in lines:
             click.echo("  " + line)
+
+
+def _signature_line(path, contents) -> str:
+    """What journal.sig says (checked with $EQTUNE_TRUSTED_KEYS when set), in one line."""
+    from eqtune.errors import EqtuneError
+    from eqtune.session.integrity import check_signature
+    from eqtune.session.signing import trusted_keys
+
+    try:
+        st = check_signature(path, contents.good_size, len(contents.records), trusted_keys(()))
+    except EqtuneError as exc:
+        return f"unreadable: {exc}"
+    if not st.present:
+        return "none (eqtune session sign ID --key KEY)"
+    if st.problem:
+        return f"BROKEN: {st.problem}"
+    how = f"verified with trusted key {st.verified_by}" if st.verified_by else "not verified (no trusted key given)"
+    return f"{st.records} of {len(contents.records)} records signed by key {st.key_id}, {how}"
 
 
 @session.command(name="resume")

@@ -221,3 +221,14 @@ def test_the_tui_controller_and_the_prior_refuse_an_edited_journal(tmp_path, fin
                  lambda: load_prior_view(sid, tmp_path)):
         with pytest.raises(SessionError, match="fail their checksum"):
             call()
+
+
+def test_session_show_tells_the_signature_state(tmp_path, finished):
+    sid, path = _copy(tmp_path, finished)
+    show = ["session", "show", sid, "--sessions", str(tmp_path)]
+    assert "signature none" in CliRunner().invoke(main, show).output
+    _sign(tmp_path, sid, "hmac")
+    assert "records signed by key" in CliRunner().invoke(main, show).output
+    resealed(path)
+    r = CliRunner().invoke(main, [*show, "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["signature"].startswith("BROKEN")
