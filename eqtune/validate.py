@@ -56,32 +56,76 @@ def integer(value: Any, what: str, *, ge: int | None = None, le: int | None = No
     return value
 
 
-_LANE_PART = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+MAX_LANE = 8  # CMIS lanes per bank (CMIS 5.2 section 8.1)
+_LANE_HELP = "give lane numbers 1..{n}, a range like 1-4, a comma list like 1,3 or 'all'"
 
 
-def lane_list(text: str, what: str, *, max_lane: int = 8, error: type[InputError] = InputError) -> list[int] | None:
-    """A lane selection as users type it: ``1``, ``1,3``, ``1-4,7`` (ASCII digits), or ``all`` / empty
-    for every lane (None). Sorted, unique. Refused with one line: a part that is empty (``1,,2``), a
-    range that runs backwards (``4-1``), a lane outside 1..``max_lane``, or anything else (full-width
-    digits, signs, ``1.5``). Bounds are checked on the numbers before any range is built."""
-    text = (text or "").strip()
-    if not text or text.lower() == "all":
-        return None
-    hint = f"give lanes 1..{max_lane} like 1-4 or 1,3,5 (or all)"
+def _lane_text(text: str, given: str, what: str, max_lane: int) -> int:
+    """One lane number: ASCII digits only (``int`` would also take '１' or '1_0'), checked before use."""
+    t = text.strip()
+    if not (t.isascii() and t.isdigit()) or len(t) > 6:
+        raise InputError(f"{what} {given[:40]!r}: {t[:20]!r} is not a lane number; "
+                         + _LANE_HELP.format(n=max_lane))
+    lane = int(t)
+    if not 1 <= lane <= max_lane:
+        raise InputError(f"{what} {given[:40]!r}: lane {lane} does not exist (lanes are 1..{max_lane}); "
+                         + _LANE_HELP.format(n=max_lane))
+    return lane
+
+
+def parse_lanes(raw: Any, what: str = "--lane", *, default: tuple[int, ...] = (1,),
+                max_lane: int = MAX_LANE) -> list[int]:
+    """Lane selection text -> sorted lanes; the one lane parser for every command and file.
+
+    Accepts lane numbers, ranges ``a-b``, comma lists (also repeated options: a list or tuple of texts)
+    and ``all`` (returns ``[]``: every lane). Nothing given -> ``default``. Refused with one line
+    (:class:`~eqtune.errors.InputError`): a selection that names no lane (``""``, ``","``), an empty item
+    (``1,,2``), a backwards range (``4-1``), a lane outside 1..``max_lane``, a non-ASCII digit, ``all``
+    mixed with numbers. Both ends of a range are checked before the range is built.
+    """
+    if raw is None or raw == () or raw == []:
+        return list(default)
+    if isinstance(raw, bool) or not isinstance(raw, (int, str, list, tuple)):
+        raise InputError(f"{what} {raw!r}: " + _LANE_HELP.format(n=max_lane))
+    items = [str(raw)] if isinstance(raw, (int, str)) else [str(x) for x in raw]
     out: set[int] = set()
-    for part in text.split(","):
-        m = _LANE_PART.fullmatch(part.strip())
-        if m is None:
-            shown = part.strip()[:20]
-            raise error(f"{what}: lanes {text[:40]!r}: {'an empty part' if not shown else repr(shown)} is not "
-                        f"a lane or a range; {hint}")
-        if max(len(g) for g in m.groups() if g is not None) > 6:
-            raise error(f"{what}: lanes {text[:40]!r}: lanes are 1..{max_lane}")
-        a = int(m.group(1))
-        b = int(m.group(2)) if m.group(2) is not None else a
-        if b < a:
-            raise error(f"{what}: lanes {text[:40]!r}: the range {a}-{b} runs backwards; write {b}-{a}")
-        if not (1 <= a <= max_lane and 1 <= b <= max_lane):
-            raise error(f"{what}: lanes {text[:40]!r}: lanes are 1..{max_lane}")
-        out.update(range(a, b + 1))
+    every = False
+    for given in items:
+        if len(given) > 200:
+            raise InputError(f"{what}: {len(given)} characters is not a lane selection; "
+                             + _LANE_HELP.format(n=max_lane))
+        parts = [p.strip() for p in given.split(",")]
+        if not any(parts):
+            raise InputError(f"{what} {given!r} names no lane; " + _LANE_HELP.format(n=max_lane))
+        for part in parts:
+            if not part:
+                raise InputError(f"{what} {given!r} has an empty item; " + _LANE_HELP.format(n=max_lane))
+            if part.lower() == "all":
+                every = True
+                continue
+            a, dash, b = part.partition("-")
+            if dash:
+                if not a.strip():
+                    raise InputError(f"{what} {given!r}: lane {part} does not exist (lanes are 1..{max_lane}); "
+                                     + _LANE_HELP.format(n=max_lane))
+                lo, hi = _lane_text(a, given, what, max_lane), _lane_text(b, given, what, max_lane)
+                if hi < lo:
+                    raise InputError(f"{what} {given!r}: the range {part} runs backwards; write {hi}-{lo}")
+                out.update(range(lo, hi + 1))
+            else:
+                out.add(_lane_text(part, given, what, max_lane))
+    if every:
+        if out:
+            raise InputError(f"{what} {', '.join(items)}: 'all' together with lane numbers; give one or the other")
+        return []
     return sorted(out)
+
+
+def parse_file_lane(raw: Any, what: str = "--lane", max_lane: int = 64) -> int | None:
+    """One lane of a multi-lane Touchstone file (lane k = ports 4k-3..4k), or None when not given."""
+    if raw is None or raw == () or raw == []:
+        return None
+    lanes = parse_lanes(raw, what, max_lane=max_lane)
+    if len(lanes) != 1:
+        raise InputError(f"{what}: a channel file is modelled one lane at a time; give one lane number")
+    return lanes[0]

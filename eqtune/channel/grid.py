@@ -78,13 +78,15 @@ def _lerp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
     return ret
 
 
-def resample(freqs_hz: np.ndarray, s: np.ndarray, new_freqs_hz: np.ndarray) -> np.ndarray:
+def resample(freqs_hz: np.ndarray, s: np.ndarray, new_freqs_hz: np.ndarray, *,
+             extend: str | None = None) -> np.ndarray:
     """Put S (n, ...) given at ascending ``freqs_hz`` onto ``new_freqs_hz`` (uniform, from 0 Hz).
 
     Inside the data: linear interpolation of magnitude and unwrapped phase (the ``coords='polar'``
     option of scikit-rf's ``Network.interpolate``; avoids the magnitude dips of Cartesian
     interpolation between coarse points). A missing DC point is added first (:func:`with_dc`).
-    Above the data: the roll-off described in the module docstring.
+    Above the data: the roll-off described in the module docstring, or with ``extend`` ("loss-fit",
+    "hold") the explicit extrapolation of :mod:`eqtune.channel.band` up to the end of the grid.
     """
     f, s = with_dc(np.asarray(freqs_hz, dtype=float), np.asarray(s, dtype=complex))
     fn = np.asarray(new_freqs_hz, dtype=float)
@@ -108,8 +110,13 @@ def resample(freqs_hz: np.ndarray, s: np.ndarray, new_freqs_hz: np.ndarray) -> n
         else:
             slope = np.zeros(s.shape[1:])
         x = np.clip((fo - fmax) / width, 0.0, 1.0).reshape((-1,) + (1,) * (s.ndim - 1))
-        taper = 0.5 * (1.0 + np.cos(np.pi * x))
         dfo = (fo - fmax).reshape(x.shape)
-        out[~inside] = mag[-1] * taper * np.exp(1j * (ph[-1] + slope * dfo))
+        if extend is None:
+            ext_mag = mag[-1] * 0.5 * (1.0 + np.cos(np.pi * x))
+        else:
+            from eqtune.channel.band import extend_magnitude
+
+            ext_mag = extend_magnitude(f, mag, fo, extend)
+        out[~inside] = ext_mag * np.exp(1j * (ph[-1] + slope * dfo))
     out[fn == 0.0] = out[fn == 0.0].real
     return out

@@ -11,6 +11,8 @@ TOML format (every key optional unless marked; unknown keys are an error)::
     df_mhz = 10.0                      # grid step; grid = 0 .. max(data fmax, 2 x baud)
     fmax_ghz = 120.0                   # optional: extend the grid
     termination_ohm = 100.0            # optional: differential TX/RX termination (re-references S)
+    extrapolate = "loss-fit"           # optional: data ending below 0.75 x baud are refused unless
+                                       # "loss-fit" or "hold" (eqtune.channel.band) is given
 
     [[segments]]                       # cascaded TX -> RX, at least one
     type = "com_package"               # IEEE 802.3 COM package; side tx (die = port 1) or rx (flipped)
@@ -38,7 +40,13 @@ TOML format (every key optional unless marked; unknown keys are an error)::
     file = "c2m-10in-fext1.s4p"
     amplitude_v = 0.4                  # optional; port_order, lane as for touchstone segments
 
-A bare ``.sNp`` is a one-segment channel at 53.125 GBd PAM4 with the profile ``host-lr-112g``.
+A bare ``.sNp`` (or Touchstone 2.0 ``.ts``) is a one-segment channel at 53.125 GBd PAM4 with the profile
+``host-lr-112g``; ``load_channel(..., lane=K)`` picks lane K of a multi-lane file (and of TOML segments
+that name no lane).
+
+Frequency coverage: every Touchstone file (segment or aggressor) must reach ``0.75 x baud``
+(:mod:`eqtune.channel.band`); shorter data are refused with the band they have and need, unless an
+extrapolation is asked for (``extrapolate`` key or argument), which ``Channel.meta["extrapolated"]`` records.
 
 ``channel_from_definition(doc, base_dir=...)`` builds a channel from the same definition as a dict
 (e.g. a TOML table changed in memory, as a study's parametric sweep does) without writing a file.
@@ -53,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from eqtune.channel import elements
+from eqtune.channel.band import check_coverage, check_extrapolate
 from eqtune.channel.grid import DEFAULT_DF_HZ, default_grid, resample
 from eqtune.channel.mixedmode import check_set_agrees, impulse_peak_delay_s, normalize_port_order
 from eqtune.channel.model import Aggressor, Channel, Modulation
@@ -67,6 +76,12 @@ DEFAULT_BAUD_GBD = 53.125
 DEFAULT_MODULATION: Modulation = "PAM4"
 DEFAULT_PROFILE = "host-lr-112g"
 MAX_GRID_POINTS = 2_000_000
+# Bounds on a channel file's lists (no real channel comes near: the library's have <= 9 segments, 3
+# aggressors). Segments are cascaded one at a time (memory: two blocks of 64 bytes per grid point, i.e.
+# ~0.8 MB on the default 0..120 GHz grid, whatever the count); each aggressor keeps its SDD21 (16 bytes per
+# grid point). Measured by tests/channel/test_channel_bounds.py with tracemalloc.
+MAX_SEGMENTS = 256
+MAX_AGGRESSORS = 64
 MODULATIONS = ("NRZ", "PAM4", "PAM6")
 _NOT_PHYSICAL = "negative values are not physical"
 _PORTS_HINT = "give four distinct 1-based port numbers [TX+, TX-, RX+, RX-]"
@@ -82,10 +97,12 @@ CHANNEL_SCHEMA = Schema((
     Field("df_mhz", "number", unit="MHz", gt=0, default=DEFAULT_DF_HZ / 1e6),
     Field("fmax_ghz", "number", unit="GHz", gt=0),
     Field("termination_ohm", "number", unit="ohm", gt=0),
-    Field("segments", "list", required=True, min_len=1, items=Field("segment", "table"),
-          hint="give at least one [[segments]] table"),
-    Field("aggressors", "list", items=Field("aggressor", "table"), default=(),
-          hint="give [[aggressors]] tables"),
+    Field("extrapolate", "string", choices=("none", "loss-fit", "hold"), default="none",
+          hint="data ending below 0.75 x baud: none (refuse), loss-fit or hold"),
+    Field("segments", "list", required=True, min_len=1, max_len=MAX_SEGMENTS, items=Field("segment", "table"),
+          hint=f"give at least one [[segments]] table (at most {MAX_SEGMENTS})"),
+    Field("aggressors", "list", items=Field("aggressor", "table"), default=(), max_len=MAX_AGGRESSORS,
+          hint=f"give at most {MAX_AGGRESSORS} [[aggressors]] tables"),
 ))
 TOP_KEYS = set(CHANNEL_SCHEMA.names)
 _LANE = Field("lane", "integer", ge=1, hint="for s8p..s32p files: lane k = ports 4k-3..4k")
@@ -128,46 +145,63 @@ def list_channels() -> list[str]:
 
 
 def resolve(name_or_path: str | Path) -> Path:
-    """A library name, a .toml path or a .sNp path -> an existing file path."""
+    """A library name, a .toml path or a Touchstone (.sNp, .ts) path -> an existing file path."""
+    from eqtune.readers import check_path
+
     s = str(name_or_path)
-    p = Path(s)
-    if p.suffix.lower() == ".toml" or p.suffix.lower().startswith(".s") or p.exists():
+    p = check_path(s, "channel", error=ChannelError)  # a NUL byte or a 5,000-character name: one line
+    if p.suffix.lower() in (".toml", ".ts") or p.suffix.lower().startswith(".s") or p.exists():
         if not p.is_file():
             raise ChannelError(f"{p}: no such channel file; give a library name ({', '.join(list_channels())}) "
                                "or an existing .toml/.sNp path")
         return p
     lib = channels_dir() / f"{s}.toml"
-    if lib.is_file():
-        return lib
-    raise ChannelError(f"channel {s!r} is not in the library ({', '.join(list_channels()) or 'empty'}); "
+    try:
+        if lib.is_file():
+            return lib
+    except OSError:  # a name the file system cannot hold (255 bytes + ".toml"): not a library name
+        pass
+    raise ChannelError(f"channel {s[:80]!r} is not in the library ({', '.join(list_channels()) or 'empty'}); "
                        "give a library name, a .toml or a .sNp path")
 
 
 def load_channel(name_or_path: str | Path, *, temperature_c: float | None = None, aggressors: bool = True,
-                 port_order: str | None = None, df_hz: float | None = None) -> Channel:
+                 port_order: str | None = None, df_hz: float | None = None, lane: int | None = None,
+                 extrapolate: str | None = None) -> Channel:
     """Load a library channel, a channel TOML or a bare Touchstone file onto the default grid.
 
     ``temperature_c`` overrides the temperature of every trace segment; ``port_order`` overrides the
     order of every 4-port Touchstone segment ("1-2/3-4" or "1-3/2-4"); ``aggressors=False`` drops
-    crosstalk. Grid: see ``eqtune.channel.grid`` (uniform, 0 Hz, df = 10 MHz by default).
+    crosstalk. Grid: see ``eqtune.channel.grid`` (uniform, 0 Hz, df = 10 MHz by default). ``lane``: the
+    lane of a multi-lane Touchstone file (lane k = ports 4k-3..4k). ``extrapolate``: "loss-fit" or "hold"
+    for data that end below 0.75 x baud (otherwise refused; :mod:`eqtune.channel.band`).
     """
     path = resolve(name_or_path)
+    extrapolate = check_extrapolate(extrapolate)
+    if lane is not None and (isinstance(lane, bool) or not isinstance(lane, int) or not 1 <= lane <= 64):
+        raise ChannelError(f"lane {lane!r}: give a lane number 1..64 (lane k = ports 4k-3..4k)")
     if path.suffix.lower() == ".toml":
         return _load_toml(path, temperature_c=temperature_c, with_aggressors=aggressors,
-                          port_order=port_order, df_hz=df_hz)
-    return _load_touchstone_channel(path, port_order=port_order, df_hz=df_hz, temperature_c=temperature_c)
+                          port_order=port_order, df_hz=df_hz, lane=lane, extrapolate=extrapolate)
+    return _load_touchstone_channel(path, port_order=port_order, df_hz=df_hz, temperature_c=temperature_c,
+                                    lane=lane, extrapolate=extrapolate)
 
 
 def _load_touchstone_channel(path: Path, *, port_order: str | None, df_hz: float | None,
-                             temperature_c: float | None) -> Channel:
-    d = load_sdd(path, port_order=port_order)
+                             temperature_c: float | None, lane: int | None = None,
+                             extrapolate: str | None = None) -> Channel:
+    d = load_sdd(path, port_order=port_order, lane=lane)
+    ext = check_coverage(float(d.freqs_hz[-1]), DEFAULT_BAUD_GBD, str(path), extrapolate)
     grid = default_grid(d.freqs_hz[-1], DEFAULT_BAUD_GBD, df_hz or DEFAULT_DF_HZ)
-    s = resample(d.freqs_hz, d.s, grid)
+    s = resample(d.freqs_hz, d.s, grid, extend=extrapolate if ext else None)
     return Channel(name=path.stem, freqs_hz=grid, sdd21=s[:, 1, 0], baud_gbd=DEFAULT_BAUD_GBD,
                    modulation=DEFAULT_MODULATION, serdes_profile=DEFAULT_PROFILE, sdd11=s[:, 0, 0],
                    sdd22=s[:, 1, 1], source=str(path), port_order=d.port_order, temperature_c=temperature_c,
                    meta={"port_order_detected": d.port_order_detected, "data_fmax_hz": float(d.freqs_hz[-1]),
-                         "max_singular_value": d.max_singular_value, "segments": [f"touchstone {path.name}"]})
+                         "max_singular_value": d.max_singular_value, "lane": lane,
+                         "segments": [f"touchstone {path.name}" + (f" lane {lane}" if lane else "")],
+                         "extrapolated": [dict(ext, file=path.name)] if ext else [],
+                         "band_end_hz": float(d.freqs_hz[-1])})
 
 
 def _ports(where: str, path: str, v: list[int] | None) -> tuple[int, int, int, int] | None:
@@ -180,8 +214,10 @@ def _ports(where: str, path: str, v: list[int] | None) -> tuple[int, int, int, i
 
 
 def _file_ref(base_dir: Path, rel_to: str, where: str, table: dict[str, Any]) -> Path:
+    from eqtune.readers import check_path
+
     ref = table["file"]  # a non-empty string (validated)
-    p = Path(ref)
+    p = check_path(ref, f"{where}.file")
     p = p if p.is_absolute() else base_dir / p
     if not p.is_file():
         raise ConfigError(f"{where}.file: {ref!r} not found (looked for {p}); fix the path or generate it "
@@ -190,9 +226,12 @@ def _file_ref(base_dir: Path, rel_to: str, where: str, table: dict[str, Any]) ->
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    from eqtune.readers import MAX_TEXT_BYTES, loads_toml
+
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_TEXT_BYTES + 1)
+        return loads_toml(data.decode("utf-8"), str(path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -202,10 +241,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _load_toml(path: Path, *, temperature_c: float | None, with_aggressors: bool, port_order: str | None,
-               df_hz: float | None) -> Channel:
+               df_hz: float | None, lane: int | None = None, extrapolate: str | None = None) -> Channel:
     return _build(_read_toml(path), base_dir=path.parent, rel_to=path.name, where=str(path), source=str(path),
                   default_name=path.stem, temperature_c=temperature_c, with_aggressors=with_aggressors,
-                  port_order=port_order, df_hz=df_hz)
+                  port_order=port_order, df_hz=df_hz, lane=lane, extrapolate=extrapolate)
 
 
 def channel_from_definition(doc: dict[str, Any], *, base_dir: str | Path | None = None, name: str | None = None,
@@ -229,9 +268,12 @@ def channel_from_definition(doc: dict[str, Any], *, base_dir: str | Path | None 
 
 def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, source: str, default_name: str,
            temperature_c: float | None, with_aggressors: bool, port_order: str | None,
-           df_hz: float | None) -> Channel:
+           df_hz: float | None, lane: int | None = None, extrapolate: str | None = None) -> Channel:
     top = validate(doc, CHANNEL_SCHEMA, where=where)
     baud = top["baud_gbd"]
+    extrap = extrapolate or check_extrapolate(top["extrapolate"], f"{where}: extrapolate")
+    extended: list[dict[str, Any]] = []
+    band_end = float("inf")  # where the shortest measured file ends (Hz)
     modulation = top["modulation"]
     temp = top["temperature_c"] if temperature_c is None else check_value(
         temperature_c, CHANNEL_SCHEMA.by_name["temperature_c"], where=where, path="temperature_c (override)")
@@ -256,21 +298,25 @@ def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, sour
             seg = validate(seg, schema, where=where, path=path)
         if kind == "touchstone":
             fp = _file_ref(base_dir, rel_to, w, seg)
-            lane = seg.get("lane")
+            seg_lane = seg.get("lane", lane)
             order = port_order or seg.get("port_order")
             if order not in (None, "auto"):
                 try:
                     order = normalize_port_order(order, f"{w}.port_order")
                 except ChannelError as exc:
                     raise ConfigError(str(exc)) from None
-            d = load_sdd(fp, port_order=order, lane=lane, ports=_ports(where, path, seg.get("ports")))
+            d = load_sdd(fp, port_order=order, lane=seg_lane, ports=_ports(where, path, seg.get("ports")))
+            ext = check_coverage(float(d.freqs_hz[-1]), baud, f"{w} ({fp.name})", extrap)
+            if ext:
+                extended.append(dict(ext, file=fp.name))
             data_fmax = max(data_fmax, float(d.freqs_hz[-1]))
+            band_end = min(band_end, float(d.freqs_hz[-1]))
             max_sv = max(max_sv, d.max_singular_value)
             if first_order[0] is None and d.port_order is not None:
                 first_order = (d.port_order, d.port_order_detected)
             rev = seg["reverse"]
             how = "" if d.port_order is None else f" [{d.port_order} {'detected' if d.port_order_detected else 'given'}]"
-            parsed.append(("touchstone", (d, rev), f"touchstone {fp.name}{how}{' (reversed)' if rev else ''}"))
+            parsed.append(("touchstone", (d, rev, ext), f"touchstone {fp.name}{how}{' (reversed)' if rev else ''}"))
         elif kind == "trace":
             seg.setdefault("temperature_c", temp)
             if temperature_c is not None:
@@ -301,25 +347,32 @@ def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, sour
                           "coarser df_mhz (10 is the default)")
     grid = default_grid(data_fmax or None, baud, df)
 
-    blocks = []
+    # cascaded as they are built: memory stays two blocks whatever the number of segments
+    acc: np.ndarray | None = None
+
+    def add(block: np.ndarray) -> None:
+        nonlocal acc
+        acc = block if acc is None else elements.cascade(acc, block)
+
     for kind, val, _ in parsed:
         if kind == "touchstone":
-            d, rev = val
-            s = resample(d.freqs_hz, d.s, grid)
-            blocks.append(elements.flip(s) if rev else s)
+            d, rev, ext = val
+            s = resample(d.freqs_hz, d.s, grid, extend=extrap if ext else None)
+            add(elements.flip(s) if rev else s)
         elif kind == "trace":
-            blocks.append(trace_sparams(grid, val))
+            add(trace_sparams(grid, val))
         elif kind == "line":
             delay, z, loss, lf = val
-            blocks.append(elements.short_line(grid, delay_s=delay, zdiff_ohm=z, loss_db=loss, loss_f_hz=lf))
+            add(elements.short_line(grid, delay_s=delay, zdiff_ohm=z, loss_db=loss, loss_f_hz=lf))
         elif kind == "shunt_c":
-            blocks.append(elements.shunt_c(grid, val))
+            add(elements.shunt_c(grid, val))
         elif kind == "series_l":
-            blocks.append(elements.series_l(grid, val))
+            add(elements.series_l(grid, val))
         elif kind == "com_package":
             case, side = val
-            blocks.append(_com_package(grid, case, side, where=where))
-    s = elements.cascade_all(blocks)
+            add(_com_package(grid, case, side, where=where))
+    assert acc is not None  # at least one segment (schema)
+    s = acc
     term = top.get("termination_ohm")
     if term is not None:
         s = elements.renormalize(s, term)
@@ -344,7 +397,11 @@ def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, sour
             if d.port_order_detected:  # an explicit port_order on the aggressor overrides the check
                 check_set_agrees(first_order[0], d.port_order, w)
             amp = a.get("amplitude_v")
-            xs = resample(d.freqs_hz, d.s[:, 1:2, 0:1], grid)[:, 0, 0]
+            ext = check_coverage(float(d.freqs_hz[-1]), baud, f"{w} ({fp.name})", extrap)
+            if ext:
+                extended.append(dict(ext, file=fp.name))
+            band_end = min(band_end, float(d.freqs_hz[-1]))
+            xs = resample(d.freqs_hz, d.s[:, 1:2, 0:1], grid, extend=extrap if ext else None)[:, 0, 0]
             aggs.append(Aggressor(name=str(a.get("name", fp.stem)), kind="FEXT" if kind == "FEXT" else "NEXT", sdd21=xs, amplitude_v=amp))
             agg_orders.append({"name": aggs[-1].name, "port_order": d.port_order,
                                "detected": d.port_order_detected})
@@ -356,7 +413,8 @@ def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, sour
         port_order=first_order[0], temperature_c=temp,
         meta={"description": top["description"], "port_order_detected": first_order[1],
               "data_fmax_hz": data_fmax or None, "max_singular_value": max_sv,
-              "segments": [desc for *_, desc in parsed], "aggressor_port_orders": agg_orders},
+              "segments": [desc for *_, desc in parsed], "aggressor_port_orders": agg_orders,
+              "extrapolated": extended, "band_end_hz": None if band_end == float("inf") else band_end},
     )
 
 

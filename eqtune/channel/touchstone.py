@@ -61,6 +61,48 @@ def _nports_from_name(path: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_KEYWORD = re.compile(r"^\s*\[([A-Za-z -]+)\]\s*(.*)$")
+SNIFF_BYTES = 1 << 16  # the Touchstone 2.0 keywords precede [Network Data]
+
+
+@dataclass(frozen=True)
+class Header:
+    """The Touchstone 2.0 keywords that decide how a file is read (Touchstone 2.0 spec, IBIS Open Forum
+    2009, sections on [Version], [Number of Ports], [Mixed-Mode Order])."""
+
+    version: str | None  # "2.0", "2.1" ... (None: a version 1 file)
+    nports: int | None  # [Number of Ports]
+    mixed_mode: bool  # a [Mixed-Mode Order] keyword: the data are already modal (D/C), not single-ended
+
+
+def sniff_header(path: Path) -> Header:
+    """[Version], [Number of Ports] and [Mixed-Mode Order] from the start of the file (before the data)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(SNIFF_BYTES).decode("utf-8", "replace")
+    except OSError as exc:
+        raise TouchstoneError(f"{path}: cannot be read ({exc.strerror})") from None
+    version = nports = None
+    mixed = False
+    for raw in head.splitlines():
+        m = _KEYWORD.match(raw.split("!", 1)[0])
+        if not m:
+            continue
+        key, val = m.group(1).strip().lower(), m.group(2).strip()
+        if key == "version":
+            version = val.split()[0] if val else ""
+        elif key == "number of ports":
+            tok = val.split()[0] if val else ""
+            if not (tok.isascii() and tok.isdigit() and 1 <= len(tok) <= 4 and int(tok) >= 1):
+                raise TouchstoneError(f"{path}: [Number of Ports] {val[:20]!r} is not a port count")
+            nports = int(tok)
+        elif key == "mixed-mode order":
+            mixed = True
+        elif key in ("network data", "noise data"):
+            break
+    return Header(version, nports, mixed)
+
+
 def _scan_problem(path: Path, nports: int | None) -> tuple[int | None, str]:
     """Find the first line that explains why a Touchstone file does not parse (error path only)."""
     try:
@@ -133,17 +175,29 @@ def read_network(path: str | Path) -> skrf.Network:
     """Parse ``path`` with scikit-rf; every failure becomes a :class:`TouchstoneError`."""
     import skrf
 
-    p = Path(path)
+    from eqtune.readers import check_path
+
+    p = check_path(path, "Touchstone file", error=TouchstoneError)
     if not p.is_file():
         raise TouchstoneError(f"{p}: no such Touchstone file; check the path (relative paths in a channel "
                               "TOML are relative to the TOML file)")
-    n_name = _nports_from_name(p)
+    head = sniff_header(p)
+    n_name = head.nports if head.version is not None and head.nports else _nports_from_name(p)
     if n_name is None:
-        raise TouchstoneError(f"{p}: not a Touchstone file name; the extension must be .sNp (e.g. .s4p)")
+        raise TouchstoneError(f"{p}: not a Touchstone file: the name is not .sNp (e.g. .s4p) and the file has no "
+                              "Touchstone 2.0 [Version] and [Number of Ports] keywords")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            net = skrf.Network(str(p))
+            if _nports_from_name(p) is None and p.suffix.lower() != ".ts":
+                # Touchstone 2.0 under another name: scikit-rf reads it from a file object named .ts
+                import io
+
+                fh = io.StringIO(p.read_text(encoding="utf-8", errors="replace"))
+                fh.name = p.with_suffix(".ts").name
+                net = skrf.Network(fh)
+            else:
+                net = skrf.Network(str(p))
     except Exception as exc:  # noqa: BLE001 - scikit-rf raises many types for bad text
         line, why = _scan_problem(p, n_name)
         where = f"{p}:{line}" if line else f"{p}"
@@ -155,7 +209,8 @@ def read_network(path: str | Path) -> skrf.Network:
     if f.size == 0 or s.ndim != 3:
         raise TouchstoneError(f"{p}: has no frequency points; it needs at least two")
     if s.shape[1] != n_name:
-        raise TouchstoneError(f"{p}: holds {s.shape[1]}-port data but its name says {n_name} ports; "
+        said = "its [Number of Ports] says" if head.version is not None and head.nports else "its name says"
+        raise TouchstoneError(f"{p}: holds {s.shape[1]}-port data but {said} {n_name} ports; "
                               "rename it or fix the data")
     if not np.all(np.isfinite(s)) or not np.all(np.isfinite(f)):
         raise TouchstoneError(f"{p}: contains NaN or infinite values; fix the data")
@@ -288,6 +343,15 @@ def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple
     f = np.asarray(net.f, dtype=float)
     s = np.asarray(net.s)
     n = s.shape[1]
+    raw_modes = getattr(net, "port_modes", None)
+    modes = [] if raw_modes is None else [str(m).upper() for m in np.asarray(raw_modes, dtype=object).ravel()]
+    if "D" in modes:
+        sdd = _mixed_mode_sdd(p, net, s, modes, lane, ports, port_order)
+        smax = max_singular_value(s) if check_passivity else 1.0
+        if check_passivity:
+            _passivity_warning(p, smax, 4)
+        return DiffSParams(freqs_hz=f, s=np.ascontiguousarray(sdd), source=str(p), nports=n, port_order=None,
+                           port_order_detected=False, max_singular_value=smax)
     if ports is not None:
         idx = tuple(int(x) - 1 for x in ports)
         if len(idx) != 4 or len(set(idx)) != 4 or min(idx) < 0 or max(idx) >= n:
@@ -302,8 +366,8 @@ def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple
         nlanes = n // 4
         if lane is None:
             if nlanes > 1:
-                raise TouchstoneError(f"{p}: {n}-port file holds {nlanes} lanes; choose one with lane = 1.."
-                                      f"{nlanes} (lane k = ports {{4k-3..4k}})")
+                raise TouchstoneError(f"{p}: {n}-port file holds {nlanes} lanes; choose one with --lane K (or "
+                                      f"lane = K in a channel TOML), K = 1..{nlanes} (lane k = ports 4k-3..4k)")
             lane = 1
         if not 1 <= int(lane) <= nlanes:
             raise TouchstoneError(f"{p}: lane {lane} does not exist; this {n}-port file has lanes 1..{nlanes}")
@@ -322,3 +386,32 @@ def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple
     assert order is None or order in PORT_ORDERS
     return DiffSParams(freqs_hz=f, s=np.ascontiguousarray(sdd), source=str(p), nports=n, port_order=order,
                        port_order_detected=detected, max_singular_value=smax)
+
+
+def _mixed_mode_sdd(p: Path, net: skrf.Network, s: np.ndarray, modes: list[str], lane: int | None,
+                    ports: tuple[int, int, int, int] | None, port_order: str | None) -> np.ndarray:
+    """SDD of a Touchstone 2.0 mixed-mode file ([Mixed-Mode Order]): its differential (D) ports, taken
+    in file order (lane k = the k-th pair of D ports: TX side first), renormalised to 100 ohm."""
+    if ports is not None or port_order not in (None, "auto"):
+        raise TouchstoneError(f"{p}: a mixed-mode file ([Mixed-Mode Order]) is already differential; drop "
+                              "ports / port_order")
+    d_idx = [i for i, m in enumerate(modes) if m == "D"]
+    if len(d_idx) % 2:
+        raise TouchstoneError(f"{p}: [Mixed-Mode Order] names {len(d_idx)} differential ports; a channel lane "
+                              "needs a pair (TX, RX)")
+    nlanes = len(d_idx) // 2
+    if lane is None:
+        if nlanes > 1:
+            raise TouchstoneError(f"{p}: mixed-mode file holds {nlanes} lanes; choose one with lane = 1..{nlanes} "
+                                  "(--lane K)")
+        lane = 1
+    if not 1 <= int(lane) <= nlanes:
+        raise TouchstoneError(f"{p}: lane {lane} does not exist; this mixed-mode file has lanes 1..{nlanes}")
+    idx = d_idx[2 * (int(lane) - 1): 2 * int(lane)]
+    sdd = s[:, idx][:, :, idx]
+    z0 = np.asarray(net.z0)[:, idx]
+    if not np.allclose(z0, 100.0, rtol=1e-6):
+        from skrf.network import renormalize_s
+
+        sdd = renormalize_s(sdd, z0, 100.0)
+    return sdd

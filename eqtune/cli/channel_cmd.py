@@ -9,7 +9,7 @@ import warnings
 
 import click
 
-from eqtune.cli._common import FiniteFloat, echo_json
+from eqtune.cli._common import FiniteFloat, channel_file_kwargs, channel_file_options, echo_json
 
 
 def _load(name: str, **kw):
@@ -63,17 +63,21 @@ def list_cmd(as_json: bool) -> None:
 @click.option("--role", type=click.Choice(["thru", "fext", "next"]), default="thru", show_default=True,
               help="What a bare .s4p is: a thru, or a FEXT/NEXT aggressor file (its pairs are detected as an "
                    "aggressor's, and its coupling is reported).")
+@channel_file_options
 def show_cmd(channel_name: str, as_json: bool, plot_file: str | None, temperature: float | None,
-             port_order: str, no_aggressors: bool, role: str = "thru") -> None:
-    """IL at Nyquist, RL, ILD, ICN, port order and delay of CHANNEL (library name, .toml or .sNp)."""
+             port_order: str, no_aggressors: bool, file_lane: int | None, extrapolate: str,
+             role: str = "thru") -> None:
+    """IL at Nyquist, RL, ILD, ICN, port order and delay of CHANNEL (library name, .toml, .sNp or .ts)."""
     from eqtune.channel.metrics import summary
 
     if role != "thru":
         _show_aggressor(channel_name, role.upper(), None if port_order == "auto" else port_order, as_json)
         return
     ch = _load(channel_name, temperature_c=temperature, aggressors=not no_aggressors,
-               port_order=None if port_order == "auto" else port_order)
+               port_order=None if port_order == "auto" else port_order,
+               **channel_file_kwargs(file_lane, extrapolate))
     fig = summary(ch)
+    fig["extrapolated"] = list(ch.meta.get("extrapolated") or [])
     if plot_file:
         _plot(ch, plot_file)
         fig["plot"] = plot_file
@@ -102,6 +106,9 @@ def show_cmd(channel_name: str, as_json: bool, plot_file: str | None, temperatur
         click.echo(f"temperature   {ch.temperature_c:g} C")
     for seg in ch.meta.get("segments", []):
         click.echo(f"  segment     {seg}")
+    for x in fig["extrapolated"]:
+        click.echo(f"  EXTRAPOLATED {x['file']}: data end at {x['data_fmax_ghz']:g} GHz, the eye needs "
+                   f"{x['needed_ghz']:g} GHz; continued by {x['method']} (not measured)")
     if plot_file:
         click.echo(f"plot          {plot_file}")
 

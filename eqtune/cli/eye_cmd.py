@@ -5,9 +5,11 @@ Heavy modules (numpy, the eye engine, matplotlib) are imported inside the comman
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import click
 
-from eqtune.cli._common import FiniteFloat, module_code_options
+from eqtune.cli._common import FiniteFloat, channel_file_kwargs, channel_file_options, module_code_options
 from eqtune.serdes.knobs import (
     CTLE_GDC,
     CTLE_GDC2,
@@ -77,10 +79,11 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--plot", "plot", default=None, metavar="FILE.png", help="Stat eye, bathtubs and pulse response.")
 @click.option("--text", "as_text", is_flag=True,
               help="Also draw the statistical eye in the terminal (ASCII; one UI around the sampling phase).")
+@channel_file_options
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
         samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool,
-        sampling: str | None = None) -> None:
+        sampling: str | None = None, file_lane: int | None = None, extrapolate: str = "none") -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -111,7 +114,7 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
             direction = "module_rx"
         else:
             direction = "host_rx"
-    ch = load_channel(channel)
+    ch = load_channel(channel, **channel_file_kwargs(file_lane, extrapolate))
     eng = EyeEngine(ch, profile, direction=direction, ber=ber, samples_per_ui=samples_per_ui, sampling=sampling)
     ignored = [k for k in point if k not in eng.knob_names]
     if ignored:
@@ -120,6 +123,8 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     res = eng.evaluate(point)
     d = res.to_dict()
     d["channel"] = ch.name
+    extrapolated = cast("list[dict[str, Any]]", ch.meta.get("extrapolated") or [])
+    d["extrapolated"] = cast("Any", extrapolated)
     d["profile"] = eng.profile.name
     from eqtune.eye.fec import fec_from_eye
 
@@ -137,6 +142,9 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     eq = ", ".join(f"{k}={v:g}" for k, v in res.eq.items())
     click.echo(f"{ch.name}  {direction}  {res.modulation} {res.baud_gbd:g} GBd  profile {eng.profile.name}")
     click.echo(f"EQ: {eq}")
+    for x in extrapolated:
+        click.echo(f"EXTRAPOLATED: {x['file']} ends at {x['data_fmax_ghz']:g} GHz (needed {x['needed_ghz']:g} GHz), "
+                   f"continued by {x['method']}: the eye above it is not measured")
     click.echo(f"eye height @ BER {ber:g}: " + ", ".join(f"{h:.1f}" for h in res.eye_height_mv)
                + f" mV (min {res.eye_height_min_mv:.1f} mV{', CLOSED' if res.closed else ''})")
     click.echo(f"eye width: {res.eye_width_ui:.3f} UI ({res.eye_width_ps:.2f} ps)   VEC {res.vec_db:.2f} dB   "

@@ -16,61 +16,17 @@ from eqtune.errors import InputError
 
 DEFAULT_BIT_RATE_GBPS = 106.25  # 8 x 100G PAM4 lane: 53.125 GBd x 2 bit/symbol (IEEE 802.3ck)
 
-_LANE_HELP = "give lane numbers 1..8, a range like 1-4, a comma list like 1,3 or 'all'"
-
-
-def _lane_number(text: str, given: str) -> int:
-    """One lane number of ``--lane``; 1..8 (CMIS lanes, CMIS 5.2 section 8.1: 8 lanes per bank)."""
-    try:
-        lane = int(text)
-    except ValueError:
-        raise InputError(f"--lane {given!r}: {text!r} is not a lane number; {_LANE_HELP}") from None
-    if not 1 <= lane <= 8:
-        raise InputError(f"--lane {given!r}: lane {lane} does not exist (CMIS lanes are 1..8); {_LANE_HELP}")
-    return lane
-
-
 def parse_lanes(raw: Any) -> list[int]:
     """``--lane`` values (repeated and/or comma lists, ranges ``a-b``, ``all``) -> sorted lanes.
 
     ``[]`` means every lane of the module and comes only from an explicit ``all``; nothing given
     means lane 1. A selection that names no lane (``""``, ``4-1``, ``,``) or a lane outside 1..8
     is an :class:`~eqtune.errors.InputError`: a tune must never fall back to all lanes by accident.
+    The parser is :func:`eqtune.validate.parse_lanes`, shared by every command.
     """
-    if raw is None or raw == () or raw == []:
-        return [1]
-    if isinstance(raw, bool) or not isinstance(raw, (int, str, list, tuple)):
-        raise InputError(f"--lane {raw!r}: {_LANE_HELP}")
-    if isinstance(raw, int):
-        return [_lane_number(str(raw), str(raw))]
-    if isinstance(raw, str):
-        raw = [raw]
-    out: set[int] = set()
-    every = False
-    for item in raw:
-        given = str(item)
-        parts = [p.strip() for p in given.split(",")]
-        if not any(parts):
-            raise InputError(f"--lane {given!r} names no lane; {_LANE_HELP}")
-        for part in parts:
-            if not part:
-                continue
-            if part.lower() == "all":
-                every = True
-                continue
-            a, dash, b = part.partition("-")
-            if dash and a.strip():  # a range a-b (a leading '-' is a negative number, refused below)
-                lo, hi = _lane_number(a.strip(), given), _lane_number(b.strip(), given)
-                if hi < lo:
-                    raise InputError(f"--lane {given!r}: the range {part} runs backwards; write {hi}-{lo}")
-                out.update(range(lo, hi + 1))
-            else:
-                out.add(_lane_number(part, given))
-    if every:
-        if out:
-            raise InputError(f"--lane {', '.join(map(str, raw))}: 'all' together with lane numbers; give one or the other")
-        return []
-    return sorted(out)
+    from eqtune.validate import parse_lanes as _parse
+
+    return _parse(raw, "--lane")
 
 
 def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None = None, instrument: str | None = None,
@@ -219,6 +175,7 @@ def run_live(cfg, *, sessions: str | None = None, session: str | None = None, as
 
 
 def resume_live(session_id: str, *, sessions: str | None = None, as_json: bool = False,
+<<<<<<< HEAD
                 quiet: bool = False, allow_traffic_down: bool = False) -> dict[str, Any]:
     """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`. A
     consent to traffic-down writes journaled by the session holds; without one the terminal asks (or
@@ -229,6 +186,15 @@ def resume_live(session_id: str, *, sessions: str | None = None, as_json: bool =
                              consent=terminal_consent(as_json))
     if allow_traffic_down:
         tuner.config.allow_traffic_down = True
+=======
+                quiet: bool = False, trusted_keys: list[Any] | None = None,
+                require_signed: bool = False) -> dict[str, Any]:
+    """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`."""
+    from eqtune.session.live import LiveTuner
+
+    tuner = LiveTuner.resume(str(session_id), sessions_dir=sessions, on_event=_progress(as_json or quiet),
+                             trusted_keys=trusted_keys, require_signed=require_signed)
+>>>>>>> i34
     return _finish(tuner, sessions=sessions, as_json=as_json, save_profile=None)
 
 

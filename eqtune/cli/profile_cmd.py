@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from eqtune.cli._common import echo_json
+from eqtune.cli._common import echo_json, echo_json_outcome, journal_trust, journal_trust_options
 
 
 @click.group(name="profile")
@@ -26,13 +26,15 @@ def profile() -> None:
 @click.option("--pin-serial", is_flag=True, help="Apply only to this module's serial number (default: any SN of the PN).")
 @click.option("--tuned", is_flag=True,
               help="Save the verified recommendation of every lane even where it did not beat the baseline.")
-def save(session_id: str, out: str, sessions: str | None, pin_serial: bool, tuned: bool) -> None:
-    """Save the codes a session settled on as a profile."""
+@journal_trust_options
+def save(session_id: str, out: str, sessions: str | None, pin_serial: bool, tuned: bool, require_signed: bool,
+         trusted_key: tuple[str, ...]) -> None:
+    """Save the codes a session settled on as a profile (refused when the journal fails its checksums)."""
     from eqtune.session.export import save_session_profile
     from eqtune.session.profile import Profile
 
     path = save_session_profile(session_id, out, sessions, pin_serial=pin_serial,
-                                lanes="tuned" if tuned else "decided")
+                                lanes="tuned" if tuned else "decided", **journal_trust(require_signed, trusted_key))
     prof = Profile.load(path)
     click.echo(f"profile: {path} ({prof.describe_module()}, lanes {','.join(map(str, sorted(prof.lanes)))}, "
                f"sha256 {prof.digest[:16]}...)")
@@ -80,7 +82,7 @@ def sign(file: str, key_file: str) -> None:
     from eqtune.session.signing import load_key
 
     prof = Profile.load(file)
-    key = load_key(key_file)
+    key = load_key(key_file, role="private")
     prof.sign(key)
     prof.save(file)
     click.echo(f"profile {file}: signed ({key.algorithm}, key {key.key_id})")
@@ -181,19 +183,21 @@ def push(file: str, modules: tuple[str, ...], dry_run: bool, force_identity: boo
         from eqtune.session.nos_common import write_atomic
 
         write_atomic(report_file, dumps(report.to_dict(), indent=2) + "\n")
+    bad = [r for r in report.results if not r.ok]
+    failure = None if report.ok else ProfileError(
+        f"{len(bad)} of {len(report.results)} module(s) did not take the profile "
+        f"({', '.join(f'{r.resource}: {r.status}' for r in bad)}); see " + ("results" if as_json else "the lines above"))
     if as_json:
-        echo_json(report.to_dict())
-    else:
-        if jobs > 1:
-            for r in report.results:
-                click.echo(r.line())
-        click.echo("summary:")
-        for line in report.summary_lines(prof):
-            click.echo(f"  {line}")
-    if not report.ok:
-        bad = [r for r in report.results if not r.ok]
-        raise ProfileError(f"{len(bad)} of {len(report.results)} module(s) did not take the profile "
-                           f"({', '.join(f'{r.resource}: {r.status}' for r in bad)}); see the lines above")
+        echo_json_outcome(report.to_dict(), failure)  # one document, the failure inside it
+        return
+    if jobs > 1:
+        for r in report.results:
+            click.echo(r.line())
+    click.echo("summary:")
+    for line in report.summary_lines(prof):
+        click.echo(f"  {line}")
+    if failure is not None:
+        raise failure
 
 
 def _load_push_report(path: str) -> dict:

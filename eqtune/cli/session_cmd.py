@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from eqtune.cli._common import echo_json
+from eqtune.cli._common import echo_json, journal_trust, journal_trust_options
 
 _SESSIONS = click.option("--sessions", "sessions", metavar="DIR", default=None,
                          help="Sessions folder (default: $EQTUNE_SESSIONS or ./sessions).")
@@ -72,6 +72,7 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     contents = read_journal(path)
     check_records(contents.records, str(path))
     view = SessionView(contents.records)
+    signature = _signature_line(path, contents)
     if (view.header.get("config") or {}).get("module"):
         view.config.check()
     lanes = view.lane_results()
@@ -83,6 +84,7 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
             "lanes": {str(k): v.to_dict() for k, v in lanes.items()},
             "records": len(contents.records), "torn": None if contents.torn is None else contents.torn.describe(),
             "integrity": contents.integrity(), "bad_checksums": list(contents.bad_checksums),
+            "signature": signature,
         })
         return
     head = view.header
@@ -107,7 +109,9 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     if contents.torn is not None:
         click.echo(f"  note: {contents.torn.describe()}; `eqtune session resume {session_id}` sets it aside")
     if contents.bad_checksums:
-        click.echo(f"  WARNING: {contents.integrity()}; the session cannot be resumed")
+        click.echo(f"  WARNING: {contents.integrity()}; nothing can be derived from it (resume, report, "
+                   "profile save and the TUI refuse it)")
+    click.echo(f"  signature {signature}")
     if eye:
         from eqtune.session.model import model_eye_lines
 
@@ -119,6 +123,24 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
             click.echo("  " + line)
 
 
+def _signature_line(path, contents) -> str:
+    """What journal.sig says (checked with $EQTUNE_TRUSTED_KEYS when set), in one line."""
+    from eqtune.errors import EqtuneError
+    from eqtune.session.integrity import check_signature
+    from eqtune.session.signing import trusted_keys
+
+    try:
+        st = check_signature(path, contents.good_size, len(contents.records), trusted_keys(()))
+    except EqtuneError as exc:
+        return f"unreadable: {exc}"
+    if not st.present:
+        return "none (eqtune session sign ID --key KEY)"
+    if st.problem:
+        return f"BROKEN: {st.problem}"
+    how = f"verified with trusted key {st.verified_by}" if st.verified_by else "not verified (no trusted key given)"
+    return f"{st.records} of {len(contents.records)} records signed by key {st.key_id}, {how}"
+
+
 @session.command(name="resume")
 @click.argument("session_id", metavar="ID")
 @_SESSIONS
@@ -126,11 +148,14 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.option("--allow-traffic-down", is_flag=True,
               help="Accept that writes take the data path down, for a session that had no consent journaled yet.")
-def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool, allow_traffic_down: bool) -> None:
+@journal_trust_options
+def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool, allow_traffic_down: bool,
+           require_signed: bool, trusted_key: tuple[str, ...]) -> None:
     """Continue an interrupted live tune where it stopped (no completed measurement is repeated)."""
     from eqtune.cli.live_cmd import resume_live
 
-    resume_live(session_id, sessions=sessions, as_json=as_json, quiet=quiet, allow_traffic_down=allow_traffic_down)
+    resume_live(session_id, sessions=sessions, as_json=as_json, quiet=quiet, allow_traffic_down=allow_traffic_down,
+                **journal_trust(require_signed, trusted_key))
 
 
 @session.command(name="report")
@@ -138,9 +163,25 @@ def resume(session_id: str, sessions: str | None, as_json: bool, quiet: bool, al
 @_SESSIONS
 @click.option("--out", "out", metavar="FILE", default=None,
               help="HTML file to write (default: <sessions>/<ID>/report.html).")
-def report(session_id: str, sessions: str | None, out: str | None) -> None:
+@journal_trust_options
+def report(session_id: str, sessions: str | None, out: str | None, require_signed: bool,
+           trusted_key: tuple[str, ...]) -> None:
     """Write the self-contained HTML report of a session for the customer."""
     from eqtune.session.report import write_report
 
-    path = write_report(session_id, out, sessions)
+    path = write_report(session_id, out, sessions, **journal_trust(require_signed, trusted_key))
     click.echo(f"report: {path}")
+
+
+@session.command(name="sign")
+@click.argument("session_id", metavar="ID")
+@_SESSIONS
+@click.option("--key", "key_file", required=True, metavar="KEY",
+              help="Ed25519 private key (NAME.key from `eqtune profile keygen`) or HMAC site key file.")
+def sign(session_id: str, sessions: str | None, key_file: str) -> None:
+    """Sign a session journal (after checking every record's checksum): journal.sig beside it."""
+    from eqtune.session.integrity import sign_journal
+
+    st = sign_journal(session_id, key_file, sessions)
+    click.echo(f"session {session_id}: {st.records} records signed (key {st.key_id}); require it with "
+               "--require-signed --trusted-key PUBLIC_KEY")

@@ -62,10 +62,16 @@ def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | 
                    err=True)
         sys.exit(130)
     s = result.summary
+    problems = [e["error"] for e in s["errors"]] + list(spec_obj.row_errors)
+    failure = None
+    if problems:
+        more = f" (and {len(problems) - 1} more, see summary.json)" if len(problems) > 1 else ""
+        failure = EqtuneError(f"{len(problems)} combination(s)/row(s) could not be studied; first: {problems[0]}{more}")
     if as_json:
-        from eqtune.cli._common import echo_json
+        from eqtune.cli._common import echo_json_outcome
 
-        echo_json(s)
+        echo_json_outcome(s, failure)  # one document whatever the outcome, the failure inside it
+        return
     else:
         click.echo(f"study {s['study']}: {s['finished']}/{s['combinations']} combinations "
                    f"({result.computed} computed now, {result.skipped} from earlier runs) on {s['executor']}")
@@ -83,10 +89,8 @@ def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | 
             click.echo(f"profiles: {len(result.profiles)} in {result.out_dir / 'profiles'}")
         for note in s.get("profiles", {}).get("skipped", []):
             click.echo(f"  profile skipped: {note}", err=True)
-    problems = [e["error"] for e in s["errors"]] + list(spec_obj.row_errors)
-    if problems:
-        more = f" (and {len(problems) - 1} more, see summary.json)" if len(problems) > 1 else ""
-        raise EqtuneError(f"{len(problems)} combination(s)/row(s) could not be studied; first: {problems[0]}{more}")
+    if failure is not None:
+        raise failure
 
 
 def _stopping() -> None:

@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
-from eqtune.cli._common import FiniteFloat
+from eqtune.cli._common import FiniteFloat, channel_file_kwargs, extrapolate_option
 from eqtune.serdes.knobs import DIRECTIONS, LIVE_METRICS
+from eqtune.validate import parse_file_lane
 
 
 def _split(values: tuple[str, ...] | str | None) -> list[str]:
@@ -93,7 +94,10 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--text-eye", is_flag=True, help="[sim] Draw the tuned statistical eye in the terminal (ASCII).")
 # live tuning (eqtune.cli.live_cmd: these options -> LiveConfig -> the journaled live tuner)
 @click.option("--module", default=None, metavar="RESOURCE", help="[live] Module: i2c:1@0x50, optoe:..., emu:CHANNEL.")
-@click.option("--lane", "lane", multiple=True, metavar="N", help="[live] Lane(s) 1..8 (repeat or comma list).")
+@click.option("--lane", "lane", multiple=True, metavar="N",
+              help="[live] Lane(s) 1..8 (repeat or comma list). [sim] Lane K of a multi-lane Touchstone file "
+                   "(.s8p, .s16p: ports 4K-3..4K).")
+@extrapolate_option
 @click.option("--instrument", default=None, metavar="RESOURCE", help="[live] BERT / scope measuring the margin.")
 @click.option("--module-ber", is_flag=True, help="[live] Use the module's own PRBS checker for BER.")
 @click.option("--dwell", type=FiniteFloat(min=0.0, min_open=True), default=None, metavar="S", help="[live] Measurement dwell time per point (s).")
@@ -128,7 +132,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
          sessions: str | None, site: str | None, customer: str | None, link: str | None,
          operator: str | None, verify_dwell: float | None, metric: str | None, target_ber: float | None,
          settle: float | None, prior_session: str | None, fixed_dwell: bool,
-         allow_traffic_down: bool) -> None:
+         allow_traffic_down: bool, extrapolate: str = "none") -> None:
     """Tune the equalization codes of CHANNEL for the largest eye margin.
 
     \b
@@ -159,7 +163,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             fixed_dwell=fixed_dwell, allow_traffic_down=allow_traffic_down)
         run_live(cfg, sessions=sessions, session=session, as_json=as_json, save_profile=save_profile)
         return
-    live_given = [o for o, v in (("--module", module), ("--lane", lane), ("--instrument", instrument),
+    live_given = [o for o, v in (("--module", module), ("--instrument", instrument),
                                  ("--module-ber", module_ber), ("--dwell", dwell), ("--session", session),
                                  ("--sessions", sessions), ("--site", site), ("--customer", customer),
                                  ("--link", link), ("--operator", operator), ("--verify-dwell", verify_dwell),
@@ -177,7 +181,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
              ber=ber, direction=direction, serdes_profile=serdes_profile, optimizer=optimizer,
              optimizer_option=_split(optimizer_option), start=start, warm=warm, time_budget=time_budget,
              target_margin=target_margin, patience=patience, remeasure=remeasure, as_json=as_json,
-             save_profile=save_profile, plot=plot, text_eye=text_eye)
+             save_profile=save_profile, plot=plot, text_eye=text_eye,
+             channel_options=channel_file_kwargs(parse_file_lane(lane), extrapolate))
 
 
 def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, objective: str,
@@ -185,7 +190,8 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
              serdes_profile: str | None, optimizer: str | None, start: str | None, warm: str | None,
              optimizer_option: list[str] | None = None,
              time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int,
-             as_json: bool, save_profile: str | None, plot: str | None, text_eye: bool = False) -> None:
+             as_json: bool, save_profile: str | None, plot: str | None, text_eye: bool = False,
+             channel_options: dict[str, Any] | None = None) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -197,7 +203,8 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
     if seed is None:
         seed = new_seed()
     src = SimulationSource(channel, knobs, objective=objective, corners=corners, ber=ber,
-                           fixed=_assignments(fix, "--fix"), profile=serdes_profile, direction=direction)
+                           fixed=_assignments(fix, "--fix"), profile=serdes_profile, direction=direction,
+                           channel_options=channel_options)
     start_pt = None
     if start:
         start_pt = src.default_point()

@@ -79,6 +79,7 @@ from typing import Any
 
 from eqtune.config_schema import Field, Schema, fail, validate
 from eqtune.errors import ConfigError, EqRangeError, EqtuneError
+from eqtune.readers import MAX_TEXT_BYTES, loads_toml
 
 KINDS = ("bert", "scope")
 TYPES = ("float", "int", "str", "bool", "record", "floats")
@@ -508,7 +509,7 @@ def load_definition(path: str | Path) -> Definition:
     p = Path(path)
     try:
         with p.open("rb") as fh:
-            data = tomllib.load(fh)
+            data = loads_toml(fh.read(MAX_TEXT_BYTES + 1).decode("utf-8"), f"driver definition {p}")
     except FileNotFoundError:
         raise ConfigError(f"driver definition {p} not found; see `eqtune drivers list` for the shipped ones") from None
     except tomllib.TOMLDecodeError as exc:

@@ -50,7 +50,7 @@ import numpy as np
 from eqtune.arrays import FloatArray
 from eqtune.channel.library import load_channel
 from eqtune.channel.model import Channel
-from eqtune.errors import EqRangeError, InputError
+from eqtune.errors import EqRangeError, EqtuneError, InputError
 from eqtune.eye.detail import Bathtubs, Contour, Density, PointDetail
 from eqtune.eye.fom import FomStage
 from eqtune.eye.points import DERIVED_KEYS as DERIVED_KEYS  # re-exported
@@ -174,6 +174,7 @@ class EyeEngine(LinkPreparation, PointParser, FomStage):  # FomStage extends Eye
         # 112G default); otherwise the channel's
         self.baud_gbd = float(self.profile.baud_gbd if profile is not None else channel.baud_gbd)
         self.ui_s = 1e-9 / self.baud_gbd
+        _check_band(channel, self.baud_gbd)
         self.dt_s = self.ui_s / self.M
         nz = self.profile.noise
         self.levels = symbol_levels(n_levels, nz.rlm)
@@ -430,3 +431,17 @@ def check_ber(ber: float) -> float:
     if not (0.0 < b < 0.5) or not math.isfinite(b):
         raise InputError(f"BER {ber!r} is outside (0, 0.5): give a target such as 1e-6 (1e-3..1e-15)")
     return b
+
+
+def _check_band(channel: Channel, baud_gbd: float) -> None:
+    """Refuse measured data that end below the band this baud needs (the profile's baud may be higher than
+    the channel's, for which the loader checked it), unless the channel was extrapolated explicitly."""
+    from eqtune.channel.band import check_coverage
+
+    meta = channel.meta or {}
+    end = meta.get("band_end_hz")
+    if isinstance(end, int | float) and end and not meta.get("extrapolated"):
+        try:
+            check_coverage(float(end), baud_gbd, f"channel {channel.name!r}", None)
+        except EqtuneError as exc:
+            raise InputError(str(exc)) from None

@@ -15,6 +15,7 @@ import numpy as np
 from eqtune.channel.model import Modulation
 from eqtune.config_schema import Field, check_value, fail, validate
 from eqtune.errors import ConfigError
+from eqtune.readers import loads_toml
 from eqtune.resources import serdes_profiles_dir
 from eqtune.serdes.knobs import (
     CTLE_GDC,
@@ -311,7 +312,7 @@ def load_profile(name_or_path: str | Path | SerdesProfile | None = None) -> Serd
     if ckey in _CACHE:
         return _CACHE[ckey]
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = loads_toml(p.read_text(encoding="utf-8"), str(p))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: invalid TOML ({exc}): fix the file") from None
     except UnicodeDecodeError as exc:

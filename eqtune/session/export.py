@@ -12,16 +12,19 @@ from eqtune.session.view import load_session
 
 
 def session_profile(session_id: str, sessions_dir: str | os.PathLike[str] | None = None, *,
-                    pin_serial: bool = False, lanes: str = "decided"):
+                    pin_serial: bool = False, lanes: str = "decided", trusted_keys: list[Any] | None = None,
+                    require_signed: bool = False):
     """Build a :class:`~eqtune.session.profile.Profile` from a session journal.
 
     ``lanes="decided"``: the codes each lane holds after the keep/restore decision (needs a finished
     tune). ``"tuned"``: the verified recommendation of every lane regardless of the decision.
+    A journal that fails the integrity rule is refused (:func:`~eqtune.session.view.load_session`).
     """
     from eqtune.errors import ProfileError
     from eqtune.session.profile import Profile
 
-    view = load_session(session_id, sessions_dir)
+    view = load_session(session_id, sessions_dir, action="save a profile from it", trusted_keys=trusted_keys,
+                        require_signed=require_signed)
     dev = view.device("module")
     if dev is None:
         raise ProfileError(f"session {session_id} never connected to a module; there is nothing to save")

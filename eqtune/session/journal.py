@@ -38,9 +38,11 @@ from typing import Any
 
 from eqtune.errors import SessionError
 from eqtune.jsonutil import dumps, to_json_value
+from eqtune.readers import check_text
+from eqtune.session.integrity import Checksums, classify, describe, require_intact
 
 JOURNAL_NAME = "journal.jsonl"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: every record sealed with its CRC (eqtune.session.integrity.SEALED_FORMAT)
 
 # Safe session ids: letters, digits, '.', '_', '-'; starts with a letter or digit; at most 64
 # characters; no '..' (so an id can never climb out of the sessions folder).
@@ -84,7 +86,8 @@ def encode_record(record: dict[str, Any]) -> bytes:
 # Per-record checksum: the line ends with ``,"ck":"<crc32 hex>"}`` where the CRC-32 (zlib.crc32, the
 # ISO-HDLC / IEEE 802.3 polynomial) covers the record's bytes without that member, i.e. the line with
 # the member cut out. It catches an edited number (accidental or by hand); it is not a signature.
-# Journals written before it (no "ck") are read as before.
+# Which records must carry one, and when a journal without any is really an old one, is the rule of
+# eqtune.session.integrity (a journal cannot downgrade itself by dropping its checksums).
 _CK_RE = re.compile(rb',"ck":"([0-9a-f]{8})"}$')
 
 
@@ -119,18 +122,21 @@ class JournalContents:
     records: list[dict[str, Any]]
     torn: TornLine | None = None
     good_size: int = 0  # bytes up to the end of the last complete record
-    bad_checksums: list[int] = field(default_factory=list)  # seq of records whose checksum does not match
-    unsealed: int = 0  # records without a checksum (written by an eqtune before checksums)
+    checksums: Checksums = field(default_factory=Checksums)
+
+    @property
+    def bad_checksums(self) -> list[int]:
+        """seq of the records that fail the integrity rule: a stale CRC or a missing one."""
+        return self.checksums.failing
+
+    @property
+    def unsealed(self) -> int:
+        """Records without a checksum in a journal from an eqtune before checksums (accepted)."""
+        return self.checksums.legacy
 
     def integrity(self) -> str:
-        """One line on the per-record checksums."""
-        if self.bad_checksums:
-            seqs = ", ".join(map(str, self.bad_checksums[:8])) + (" ..." if len(self.bad_checksums) > 8 else "")
-            return (f"{len(self.bad_checksums)} record(s) fail their checksum (seq {seqs}): edited after "
-                    "they were written")
-        if self.unsealed:
-            return f"{self.unsealed} record(s) without a checksum (older eqtune)"
-        return "every record's checksum matches"
+        """One line on the per-record checksums, naming the records that fail."""
+        return describe(self.checksums, self.records)
 
     def of_type(self, *types: str) -> Iterator[dict[str, Any]]:
         return (r for r in self.records if r.get("type") in types)
@@ -162,11 +168,13 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
         rec = None
         err = None
         try:
-            rec = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            check_text(text, "record", error=SessionError)  # nesting and digits bounded before parsing
+            rec = json.loads(text)
             if not isinstance(rec, dict) or "type" not in rec or "seq" not in rec:
                 err = "not a journal record"
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            err = str(exc)
+        except (UnicodeDecodeError, ValueError, RecursionError, SessionError) as exc:
+            err = str(exc)[:200]
         if nl < 0 or err is not None:
             if is_last:
                 # a record without its newline is incomplete even if it parses: the fsync'd write
@@ -193,11 +201,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
         records.append(rec)
         pos = nl + 1
         good = pos
-    if unsealed and records and 0 not in unsealed:
-        # a journal sealed from its first record has every record sealed: a missing checksum is an edit
-        bad = sorted({*bad, *unsealed})
-        unsealed = []
-    return JournalContents(records, torn, good, bad, len(unsealed))
+    return JournalContents(records, torn, good, classify(records, bad, unsealed))
 
 
 class Journal:
@@ -271,8 +275,11 @@ class Journal:
         return j
 
     @classmethod
-    def open(cls, session_id: str, sessions_dir: str | os.PathLike[str] | None = None) -> Journal:
-        """Open an existing journal for appending (resume); a torn last line is set aside."""
+    def open(cls, session_id: str, sessions_dir: str | os.PathLike[str] | None = None, *,
+             trusted_keys: list[Any] | None = None, require_signed: bool = False) -> Journal:
+        """Open an existing journal for appending (resume); a torn last line is set aside.
+
+        Refuses a journal that fails the integrity rule (:func:`eqtune.session.integrity.require_intact`)."""
         sdir = session_path(session_id, sessions_dir)
         path = sdir / JOURNAL_NAME
         if not path.is_file():
@@ -288,10 +295,8 @@ class Journal:
                                    "being created; nothing was measured or written): start a new session")
             if contents.records[0].get("type") != "session":
                 raise SessionError(f"journal {path} does not start with a session record; it is not an eqtune journal")
-            if contents.bad_checksums:
-                raise SessionError(
-                    f"journal {path}: {contents.integrity()}; resuming would act on values eqtune did not "
-                    f"record: keep a copy, check the module with `eqtune module show` and start a new session")
+            require_intact(contents, path, "resume it (it would act on values eqtune did not record)",
+                           keys=trusted_keys, require_signed=require_signed)
             torn = contents.torn
             if torn is not None:
                 data = path.read_bytes()[torn.offset:]

@@ -103,10 +103,13 @@ class LiveTuner(TunerPhases, TunerRestore):
         *,
         sessions_dir: str | os.PathLike[str] | None = None,
         on_event: Callable[[LiveEvent], None] | None = None,
+        trusted_keys: list[Any] | None = None,
+        require_signed: bool = False,
         **kw: Any,
     ) -> LiveTuner:
-        """Reopen an interrupted session; :meth:`run` then continues where it stopped."""
-        journal = Journal.open(session_id, sessions_dir)
+        """Reopen an interrupted session; :meth:`run` then continues where it stopped (a journal that fails
+        the integrity rule is refused before any module is opened)."""
+        journal = Journal.open(session_id, sessions_dir, trusted_keys=trusted_keys, require_signed=require_signed)
         try:
             check_records(journal.records, str(journal.path))
             view = SessionView(journal.records)

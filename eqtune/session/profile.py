@@ -46,6 +46,7 @@ from typing import Any
 
 from eqtune.config_schema import Field, Schema, fail, validate
 from eqtune.errors import ProfileError
+from eqtune.readers import check_path, check_text
 from eqtune.serdes.knobs import MODULE_KNOBS
 from eqtune.session.signing import SIGNATURE_SCHEMA
 
@@ -230,7 +231,7 @@ class Profile:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically (temp file + fsync + rename)."""
-        p = Path(path)
+        p = check_path(path, "profile", error=ProfileError)
         text = self.dumps()
         tmp = p.with_name(p.name + ".tmp")
         try:
@@ -255,8 +256,12 @@ class Profile:
                 raise ProfileError(f"{where} is not UTF-8 text (byte {exc.start}); it is damaged: "
                                    "re-save it from its session") from None
         try:
+            check_text(text, where, error=ProfileError)
             doc = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (RecursionError, ValueError) as exc:
+            if not isinstance(exc, json.JSONDecodeError):
+                raise ProfileError(f"{where} is not valid JSON ({type(exc).__name__}); it is damaged: re-save it "
+                                   "with `eqtune profile save`") from None
             raise ProfileError(f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                                "it is damaged: re-save it with `eqtune profile save`") from None
         if not isinstance(doc, dict):
@@ -313,7 +318,7 @@ class Profile:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Profile:
-        p = Path(path)
+        p = check_path(path, "profile", error=ProfileError)
         try:
             data = p.read_bytes()
         except FileNotFoundError:
@@ -412,7 +417,7 @@ def _check_document(doc: dict[str, Any], *, where: str) -> None:
     except ProfileError as exc:
         raise ProfileError(f"{exc}; {fix}") from None
     for lane in doc["lanes"]:
-        if not (lane.isdigit() and 1 <= int(lane) <= 8 and str(int(lane)) == lane):
+        if not (lane.isascii() and lane.isdigit() and len(lane) <= 2 and 1 <= int(lane) <= 8 and str(int(lane)) == lane):
             raise fail(where, f"lanes.{lane}", "is not a lane number 1..8", fix, error=ProfileError)
     for lane in doc["margins"]:
         if lane not in doc["lanes"]:

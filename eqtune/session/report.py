@@ -344,9 +344,13 @@ def _codes_lanes(codes: dict[str, Any] | None) -> str:
 
 
 def write_report(session_id: str, out: str | os.PathLike[str] | None = None,
-                 sessions_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Write ``report.html`` (default ``<sessions>/<id>/report.html``) and return its path."""
-    view = load_session(session_id, sessions_dir)
+                 sessions_dir: str | os.PathLike[str] | None = None, *, trusted_keys: list[Any] | None = None,
+                 require_signed: bool = False) -> Path:
+    """Write ``report.html`` (default ``<sessions>/<id>/report.html``) and return its path.
+
+    A journal that fails the integrity rule is refused before anything is written."""
+    view = load_session(session_id, sessions_dir, action="write the report", trusted_keys=trusted_keys,
+                        require_signed=require_signed)
     if len(view.records) < 1:
         raise SessionError(f"session {session_id} is empty; nothing to report")
     sdir = session_path(session_id, sessions_dir)

@@ -16,6 +16,7 @@ from typing import Any
 from eqtune.errors import SessionError
 from eqtune.serdes.knobs import metric_suffix
 from eqtune.session.config import LiveConfig, _fmt_codes
+from eqtune.session.integrity import require_intact
 from eqtune.session.journal import read_journal, session_path
 from eqtune.session.records import check_records
 
@@ -177,12 +178,20 @@ class SessionView:
         return out
 
 
-def load_session(session_id: str, sessions_dir: str | os.PathLike[str] | None = None) -> SessionView:
-    """Read a session's journal (tolerating a torn last line) without opening it for writing."""
+def load_session(session_id: str, sessions_dir: str | os.PathLike[str] | None = None, *,
+                 action: str = "use it", trusted_keys: list[Any] | None = None,
+                 require_signed: bool = False) -> SessionView:
+    """Read a session's journal (tolerating a torn last line) without opening it for writing.
+
+    Everything derived from the view (report, profile, prior, TUI) may trust it: a journal that fails the
+    integrity rule (:func:`eqtune.session.integrity.require_intact`) raises SessionError naming the records
+    and ``action`` (what was refused, e.g. "write the report")."""
     path = session_path(session_id, sessions_dir) / "journal.jsonl"
     if not path.is_file():
         raise SessionError(f"no session {session_id!r} in {path.parent.parent}: see `eqtune session list`")
-    records = read_journal(path).records
+    contents = read_journal(path)
+    require_intact(contents, path, action, keys=trusted_keys, require_signed=require_signed)
+    records = contents.records
     check_records(records, str(path))
     view = SessionView(records)
     if (view.header.get("config") or {}).get("module"):

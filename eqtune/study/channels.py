@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from eqtune.errors import ConfigError
+from eqtune.readers import loads_toml
 
 TRACE_PARAMS = ("length_in", "length_mm", "material")
 
@@ -104,7 +105,7 @@ def _base_definition(path: Path) -> dict:
         doc = _DOCS.get(key)
     if doc is None:
         try:
-            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+            doc = loads_toml(path.read_text(encoding="utf-8"), str(path))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
         with _DOCS_LOCK:

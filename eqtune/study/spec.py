@@ -39,6 +39,7 @@ from typing import Any
 
 from eqtune.config_schema import Field, Schema, check_value, fail, validate
 from eqtune.errors import ConfigError, EqtuneError
+from eqtune.readers import loads_toml
 from eqtune.serdes.knobs import DEFAULT_TUNED, DIRECTIONS, KNOB_NAMES, knobs_in_direction
 
 OBJECTIVES = ("eye_height", "com", "eye_width")
@@ -448,7 +449,7 @@ def load_spec(path: str | Path) -> StudySpec:
         return parse_spec({"fleet": {"csv": p.name}, "study": {"name": p.stem}}, base_dir=p.parent.resolve(),
                           source=str(p))
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = loads_toml(p.read_text(encoding="utf-8"), str(p))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
     except UnicodeDecodeError:

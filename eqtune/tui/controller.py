@@ -509,7 +509,7 @@ class SessionController:
         self._need_tuner()
         sid = self.session_id
         path = Path(out) if out else self.sessions_dir / sid / "report.html"
-        html = render_report(load_session(sid, self.sessions_dir), session_id=sid,
+        html = render_report(load_session(sid, self.sessions_dir, action="write the report"), session_id=sid,
                              journal_path=self.sessions_dir / sid / "journal.jsonl")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html, encoding="utf-8")

@@ -301,9 +301,13 @@ class SimulationSource:
     def __init__(self, channel: ChannelSpec, knobs: Sequence[str] | str | None = None, *,
                  objective: str | Mapping[str, float] = "eye_height", corners: Sequence[str] | str | None = None,
                  ber: float = 1e-6, fixed: Mapping[str, float] | None = None,
-                 profile: str | SerdesProfile | None = None, direction: str | None = None) -> None:
+                 profile: str | SerdesProfile | None = None, direction: str | None = None,
+                 channel_options: Mapping[str, Any] | None = None) -> None:
+        """``channel_options``: extra ``load_channel`` arguments (``lane``, ``extrapolate``) for a channel
+        given by name or path, kept for every corner's re-load."""
         from eqtune.eye import EyeEngine
 
+        self._channel_options = dict(channel_options or {})
         self.weights = parse_objective(objective)
         self.objective = "+".join(f"{w:g}*{k}" if w != 1 else k for k, w in self.weights.items())
         units = {OBJECTIVES[k][1] for k in self.weights}
@@ -317,7 +321,7 @@ class SimulationSource:
         if bad_fixed:
             raise TuneError(f"--fix: unknown knob(s) {', '.join(bad_fixed)}: use {', '.join(KNOWN_KNOBS)}")
 
-        base = self._load(channel, None)
+        base = self._load(channel, None, self._channel_options)
         self.channel = base
         # directions -> tuned knob names
         groups: dict[str, list[str] | None]
@@ -335,7 +339,7 @@ class SimulationSource:
         corner_list = self.corners or [Corner("nominal")]
         self._engines: list[tuple[str, str, EyeEngine]] = []
         for c in corner_list:
-            ch = base if (c.temperature_c is None and c.aggressors is None) else self._load(channel, c)
+            ch = base if (c.temperature_c is None and c.aggressors is None) else self._load(channel, c, self._channel_options)
             for d in groups:
                 try:
                     eng = EyeEngine(ch, profile, direction=d, ber=self.ber)
@@ -375,7 +379,7 @@ class SimulationSource:
 
     # -- construction helpers ------------------------------------------------------------------
     @staticmethod
-    def _load(channel: ChannelSpec, corner: Corner | None) -> Channel:
+    def _load(channel: ChannelSpec, corner: Corner | None, options: Mapping[str, Any] | None = None) -> Channel:
         from eqtune.channel import load_channel
 
         if not isinstance(channel, str | bytes) and not hasattr(channel, "__fspath__"):
@@ -386,7 +390,7 @@ class SimulationSource:
             if not name:
                 raise TuneError(f"--corners: corner '{corner.name}' needs a channel that can be re-loaded by name")
             channel = name
-        kw: dict[str, Any] = {}
+        kw: dict[str, Any] = dict(options or {})
         if corner is not None:
             if corner.temperature_c is not None:
                 kw["temperature_c"] = corner.temperature_c

@@ -44,10 +44,13 @@ class WatchTarget:
 
 
 def parse_lanes(text: str, where: str) -> list[int] | None:
-    """A lane selection (eqtune.validate.lane_list: the one lane parser of the watch's inputs)."""
-    from eqtune.validate import lane_list
+    """A lane selection as the watch stores it: None for every lane (empty or ``all``), else the sorted
+    lanes, through :func:`eqtune.validate.parse_lanes`, the one lane parser of every command and file."""
+    from eqtune.validate import parse_lanes as parse
 
-    return lane_list(text, where)
+    if not (text or "").strip():
+        return None
+    return parse(text, where) or None
 
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024

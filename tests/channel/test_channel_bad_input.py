@@ -26,7 +26,7 @@ BAD_TOUCHSTONE = {
                   r"three\.s3p: a 3-port file cannot be a differential channel"),
     "nooption.s2p": (GOOD_S2P.split("\n", 1)[1].replace("1 0.1", "1 a", 1), r"nooption\.s2p"),
     "empty.s2p": ("", r"empty\.s2p"),
-    "name.txt": (GOOD_S2P, r"name\.txt: not a Touchstone file name"),
+    "name.txt": (GOOD_S2P, r"name\.txt: not a Touchstone file: the name is not .sNp"),
     # dB values under an MA option line: |S21| = 20 (26 dB of gain) is a wrong file, not a measurement
     "dbasma.s2p": (GOOD_S2P.replace("RI", "MA").replace("0.9 0 0.9", "-20 0 -20"),
                    r"dbasma\.s2p: an S-parameter magnitude reaches 20 \(26 dB of gain\).*MA, DB or RI"),

@@ -156,7 +156,7 @@ def test_multilane_file_lane_selection(tmp_path):
     np.testing.assert_allclose(load_sdd(p, ports=(5, 7, 6, 8)).s, lane2.s)
     with pytest.raises(TouchstoneError, match=r"ports \[1, 1, 2, 3\] must be 4 distinct"):
         load_sdd(p, ports=(1, 1, 2, 3))
-    with pytest.raises(TouchstoneError, match="lane = 1..2"):
+    with pytest.raises(TouchstoneError, match="K = 1..2"):
         load_sdd(p)
     with pytest.raises(TouchstoneError, match="lane 3 does not exist"):
         load_sdd(p, lane=3)

@@ -54,20 +54,44 @@ def test_removed_checksum_counts_as_an_edit(tmp_path):
     assert read_journal(path).bad_checksums == [2]
 
 
-def test_old_journal_without_checksums_still_resumes(tmp_path):
-    path = _journal(tmp_path)
+def _legacy(path, created="2026-11-20T10:00:00+00:00", t=1763632800.0):
+    """Rewrite a journal as an eqtune before checksums wrote it: no "ck", format 1, old time stamps."""
     old = []
     for ln in path.read_bytes().splitlines():
         rec = json.loads(ln)
-        rec.pop("ck")
+        rec.pop("ck", None)
+        rec["v"], rec["t"] = 1, t + rec["seq"]
+        if rec["seq"] == 0:
+            rec["format"], rec["created"] = 1, created
         old.append(json.dumps(rec, separators=(",", ":")).encode())
     path.write_bytes(b"\n".join(old) + b"\n")
+
+
+def test_old_journal_without_checksums_still_resumes(tmp_path):
+    path = _journal(tmp_path)
+    _legacy(path)
     c = read_journal(path)
     assert not c.bad_checksums and c.unsealed == 3
     j = Journal.open("s", tmp_path)
     j.append("resume", pid=1)
     j.close()
     assert read_journal(path).records[-1]["type"] == "resume"
+
+
+def test_a_journal_cannot_pass_for_an_old_one_by_dropping_every_checksum(tmp_path):
+    path = _journal(tmp_path)
+    stripped = [json.loads(ln) for ln in path.read_bytes().splitlines()]
+    for rec in stripped:
+        rec.pop("ck")
+    path.write_bytes(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in stripped))
+    c = read_journal(path)  # header still says format 2
+    assert c.bad_checksums == [0, 1, 2] and "format 2" in c.integrity()
+    _legacy(path, created="2026-12-24T10:00:00+00:00")  # format 1, but created after checksums came
+    assert "created 2026-12-24" in read_journal(path).integrity()
+    _legacy(path, t=1796162851.0)  # an old creation date, records written later
+    assert "time stamps" in read_journal(path).integrity()
+    with pytest.raises(SessionError, match="checksums were removed"):
+        Journal.open("s", tmp_path)
 
 
 def test_failed_write_leaves_no_partial_record(tmp_path):

@@ -103,3 +103,22 @@ def test_other_numeric_options_refused_in_one_line(args):
     r = CliRunner().invoke(main, args)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("eqtune: error:"), r.output
+
+
+@pytest.mark.parametrize("raw", ["1,,2", "\uff11", "1-99999999999", "1_0", "4-1", "2-", "-", "all,1", "x" * 300])
+def test_the_shared_lane_parser_refuses_before_building_anything(raw):
+    from eqtune.validate import parse_lanes as shared
+
+    with pytest.raises(InputError, match="--lanes"):
+        shared(raw, "--lanes")
+
+
+def test_the_shared_lane_parser_reads_what_every_command_gives():
+    from eqtune.validate import parse_file_lane
+    from eqtune.validate import parse_lanes as shared
+
+    assert shared("1-3,8", "--lanes") == [1, 2, 3, 8] and shared(("2", "1"), "--lanes") == [1, 2]
+    assert shared(None, "--lanes", default=()) == [] and shared("all") == []
+    assert parse_file_lane(("12",)) == 12 and parse_file_lane(()) is None
+    with pytest.raises(InputError, match="one lane"):
+        parse_file_lane(("1,2",))

@@ -1,4 +1,10 @@
-"""SIGKILL a live tune at random moments 20 times: every resume continues, nothing is lost or repeated."""
+"""SIGKILL a live tune at 20 seeded moments: every resume continues, nothing is lost or repeated.
+
+The moments are journal records, not wall-clock delays: the worker (live_worker.py) stops in front of
+the K-th record it would write and waits to be killed, every fourth time after writing half of that
+record's line (a crash mid-write). The kill points, and so the outcome, depend on the seed only: the
+test holds on a loaded machine, where a random delay once let every kill land after the end.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,8 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BUDGET = 10
 
 
-def spawn(sessions: Path, action: str, sid: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+def spawn(sessions: Path, action: str, sid: str, pause_at: int = -1, torn: bool = False) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               EQTUNE_TEST_PAUSE_AT=str(pause_at), EQTUNE_TEST_TORN="1" if torn else "0")
     return subprocess.Popen([sys.executable, str(WORKER), str(sessions), action, sid], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
 
@@ -61,32 +67,32 @@ def test_sigkill_twenty_times(tmp_path):
     sid = None
     before: list[dict] = []
     stats: list[tuple] = []
-    t_end = time.monotonic() + 600
-    while kills < 20 and time.monotonic() < t_end:
+    spawns = 0
+    while kills < 20:
+        spawns += 1
+        assert spawns < 200, "the seeded kill points never reached 20 kills"
+        pause_at = rng.randint(0, 30)  # a session writes ~35 records; a resume fewer
+        torn = kills % 4 == 3  # every fourth kill in the middle of a record's write
         if sid is None:
             sid_n += 1
             sid = f"kill{sid_n:02d}"
             before = []
-            p = spawn(tmp_path, "start", sid)
+            p = spawn(tmp_path, "start", sid, pause_at, torn)
         else:
-            p = spawn(tmp_path, "resume", sid)
+            p = spawn(tmp_path, "resume", sid, pause_at, torn)
         line = p.stdout.readline()
         assert line.strip() == "ready", p.stderr.read()
-        time.sleep(rng.uniform(0.0, 1.0))
-        if p.poll() is None:
+        line = p.stdout.readline()  # "paused" (waiting to be killed) or "status ..." (finished first)
+        if line.strip() == "paused":
             p.send_signal(signal.SIGKILL)
             kills += 1
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=300)
+        out = line + out
         path = tmp_path / sid / "journal.jsonl"
         if not path.exists():  # killed before the session record: start that session again
             sid_n -= 1
             sid = None
             continue
-        if kills % 4 == 0 and p.returncode != 0:
-            # a crash in the middle of a write leaves half a line: the kill window for that is
-            # microseconds, so make it happen on every fourth kill
-            with open(path, "ab") as fh:
-                fh.write(b'{"v":1,"seq":999,"t":1.0,"type":"measure","group":0,"n":')
         before = check(path, before)
         if not before:  # killed while the very first record was being written: nothing to resume
             with pytest.raises(Exception, match="no complete record"):
@@ -113,7 +119,7 @@ def test_sigkill_twenty_times(tmp_path):
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0 and "status done" in out, err
         before = check(tmp_path / sid / "journal.jsonl", before)
-    assert any(s[3] for s in stats), "no torn line was exercised"
+    assert sum(s[3] for s in stats) >= 4, "the torn kills did not leave torn lines"
     assert list(tmp_path.glob("kill*/journal.torn-*")), "no torn line was set aside on resume"
     for path in tmp_path.glob("kill*/journal.jsonl"):
         view = SessionView(read_journal(path).records)
