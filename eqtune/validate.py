@@ -8,7 +8,6 @@ an allocation, a loop bound or a register write.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from eqtune.errors import InputError

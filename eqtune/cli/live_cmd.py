@@ -175,26 +175,19 @@ def run_live(cfg, *, sessions: str | None = None, session: str | None = None, as
 
 
 def resume_live(session_id: str, *, sessions: str | None = None, as_json: bool = False,
-<<<<<<< HEAD
-                quiet: bool = False, allow_traffic_down: bool = False) -> dict[str, Any]:
+                quiet: bool = False, allow_traffic_down: bool = False, trusted_keys: list[Any] | None = None,
+                require_signed: bool = False) -> dict[str, Any]:
     """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`. A
     consent to traffic-down writes journaled by the session holds; without one the terminal asks (or
-    ``allow_traffic_down``)."""
+    ``allow_traffic_down``). The journal must pass the integrity rule (and its signature, with
+    ``require_signed``) before anything is resumed."""
     from eqtune.session.live import LiveTuner
 
     tuner = LiveTuner.resume(str(session_id), sessions_dir=sessions, on_event=_progress(as_json or quiet),
-                             consent=terminal_consent(as_json))
+                             consent=terminal_consent(as_json), trusted_keys=trusted_keys,
+                             require_signed=require_signed)
     if allow_traffic_down:
         tuner.config.allow_traffic_down = True
-=======
-                quiet: bool = False, trusted_keys: list[Any] | None = None,
-                require_signed: bool = False) -> dict[str, Any]:
-    """Continue an interrupted live tune (``eqtune session resume``); output as :func:`run_live`."""
-    from eqtune.session.live import LiveTuner
-
-    tuner = LiveTuner.resume(str(session_id), sessions_dir=sessions, on_event=_progress(as_json or quiet),
-                             trusted_keys=trusted_keys, require_signed=require_signed)
->>>>>>> i34
     return _finish(tuner, sessions=sessions, as_json=as_json, save_profile=None)
 
 
