@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from eqtune.cli._common import channel_file_kwargs, channel_file_options
+
 
 def _expand(patterns: tuple[str, ...], option: str) -> list[Path]:
     """Files named by ``patterns`` (paths or globs), sorted per pattern; a pattern matching nothing is an
@@ -28,8 +30,11 @@ def _expand(patterns: tuple[str, ...], option: str) -> list[Path]:
 
 
 def build_channel(channel: str, fext: tuple[str, ...], nxt: tuple[str, ...], port_order: str | None,
-                  aggressor_port_order: str | None) -> Any:
-    """A Channel from a TOML/library name, or from a thru Touchstone plus aggressor files."""
+                  aggressor_port_order: str | None, *, lane: int | None = None,
+                  extrapolate: str | None = None) -> Any:
+    """A Channel from a TOML/library name, or from a thru Touchstone plus aggressor files. ``lane``: lane K
+    of multi-lane Touchstone files (thru and aggressors alike); ``extrapolate``: "loss-fit" or "hold" for
+    data that end below 0.75 x baud (otherwise refused, ``eqtune.channel.band``)."""
     from eqtune.channel import load_channel
     from eqtune.channel.library import channel_from_definition
     from eqtune.errors import InputError
@@ -37,20 +42,26 @@ def build_channel(channel: str, fext: tuple[str, ...], nxt: tuple[str, ...], por
     fx, nx = _expand(fext, "--fext"), _expand(nxt, "--next")
     p = Path(channel)
     if not (fx or nx) and not p.suffix.lower().startswith(".s"):
-        return load_channel(channel, port_order=port_order)
+        return load_channel(channel, port_order=port_order, lane=lane, extrapolate=extrapolate)
     if not p.is_file():
         raise InputError(f"{channel!r}: no such thru file (give a .s4p with --fext/--next, or a channel TOML)")
     seg: dict[str, Any] = {"type": "touchstone", "file": str(p.resolve())}
     if port_order:
         seg["port_order"] = port_order
+    if lane is not None:
+        seg["lane"] = lane
     aggs = []
     for kind, files in (("FEXT", fx), ("NEXT", nx)):
         for f in files:
             a: dict[str, Any] = {"kind": kind, "file": str(f)}
             if aggressor_port_order:
                 a["port_order"] = aggressor_port_order
+            if lane is not None:
+                a["lane"] = lane
             aggs.append(a)
-    doc = {"name": p.stem, "segments": [seg], "aggressors": aggs}
+    doc: dict[str, Any] = {"name": p.stem, "segments": [seg], "aggressors": aggs}
+    if extrapolate:
+        doc["extrapolate"] = extrapolate
     return channel_from_definition(doc, base_dir=p.parent, name=p.stem)
 
 
@@ -74,14 +85,17 @@ def build_channel(channel: str, fext: tuple[str, ...], nxt: tuple[str, ...], por
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (progress goes to stderr).")
 @click.option("--plot", default=None, metavar="FILE.png", help="Pulse response and noise budget of the worse case.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@channel_file_options
 def com(channel: str, profile: str | None, fext: tuple[str, ...], nxt: tuple[str, ...], cases: tuple[str, ...],
         port_order: str | None, aggressor_port_order: str | None, tx_noise: str, no_floating_taps: bool,
-        samples_per_ui: int, as_json: bool, plot: str | None, quiet: bool) -> None:
+        samples_per_ui: int, as_json: bool, plot: str | None, quiet: bool, file_lane: int | None,
+        extrapolate: str) -> None:
     """COM of CHANNEL by the standard's procedure: the sheet's TX FFE x CTLE grid searched by the figure of
     merit (93A-36), COM (93A-1) at the best EQ, both package cases, the worse reported."""
     from eqtune.eye.com import compute_com
 
-    ch = build_channel(channel, fext, nxt, port_order, aggressor_port_order)
+    ch = build_channel(channel, fext, nxt, port_order, aggressor_port_order,
+                       **channel_file_kwargs(file_lane, extrapolate))
     cb, bar = _progress(quiet)
     with bar:
         rep = compute_com(ch, profile, cases=tuple(int(c) for c in cases) or None, tx_noise=tx_noise,

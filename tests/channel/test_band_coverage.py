@@ -49,7 +49,8 @@ def test_the_needed_band_is_the_com_receiver_bandwidth():
 def test_a_band_limited_file_is_refused_with_both_bands(files, name, end):
     with pytest.raises(ChannelError, match=f"data end at {end} .* needs data up to 39.84 GHz"):
         load_channel(files[name])
-    for args in (["channel", "show", files[name]], ["eye", files[name]], ["tune", files[name], "--budget", "6"]):
+    for args in (["channel", "show", files[name]], ["eye", files[name]], ["tune", files[name], "--budget", "6"],
+                 ["com", files[name], "--profile", "ieee-3ck-c2c", "-q"]):
         r = _run(*args)
         lines = [ln for ln in r.output.splitlines() if ln.strip()]
         assert r.exit_code == 2 and len(lines) == 1 and "39.84 GHz" in lines[0] and "--extrapolate" in lines[0], \

@@ -112,3 +112,18 @@ def test_lane_argument_of_load_channel_matches_a_toml_lane(tmp_path, conn):
     toml.write_text(f'[[segments]]\ntype = "touchstone"\nfile = "{p}"\nlane = 2\n')
     a, b = load_channel(p, lane=2), load_channel(toml)
     assert np.allclose(a.sdd21, b.sdd21)
+
+
+def test_lane_option_on_com(tmp_path, conn):
+    """`eqtune com FILE --lane K` reads lane K of a multi-lane thru: lane 2 (half the transmission) gives
+    a smaller available signal A_s than lane 1; without --lane the file is refused in one line."""
+    p = _two_lane_file(tmp_path, conn)
+    r = CliRunner().invoke(main, ["com", p, "--profile", "ieee-3ck-c2c", "--case", "1", "-q"])
+    assert r.exit_code == 2 and "--lane K" in r.output and "Traceback" not in r.output, r.output
+    a_s = []
+    for k in ("1", "2"):
+        r = CliRunner().invoke(main, ["com", p, "--lane", k, "--profile", "ieee-3ck-c2c", "--case", "1", "-q",
+                                      "--json"])
+        assert r.exit_code == 0, r.output
+        a_s.append(json.loads(r.stdout)["cases"][0]["a_s_mv"])
+    assert a_s[1] < a_s[0]
