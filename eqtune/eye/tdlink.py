@@ -14,7 +14,7 @@ the EQ point, with formulas written out again from the standard rather than impo
   peak itself (``sampling="peak"``);
 * DFE: zero-forcing within [b_min, b_max] (93A-26/27) at that phase, plus floating tap groups (contiguous
   groups placed where the tail's magnitude is largest, |b| <= the profile's limit) for KR;
-* noise: sigma_TX^2 = sigma_X^2 10^(-SNR_TX/10) sum_n h(n)^2 (93A-30), sigma_RX^2 = eta_0 int |H_ctf H_r|^2 df
+* noise: sigma_TX^2 = h(0)^2 10^(-SNR_TX/10) as MATLAB COM applies 93A-30 (or sigma_X^2 10^(-SNR_TX/10) sum_n h(n)^2, tx_noise="spectrum"), sigma_RX^2 = eta_0 int |H_ctf H_r|^2 df
   (93A-35); jitter (A_DD dual-Dirac + sigma_RJ) applied by the simulator as transmitter jitter.
 
 Crosstalk is not simulated (the simulator has no aggressor sources): compare against the engine without
@@ -114,13 +114,18 @@ def _floating(tail: np.ndarray, h0: float, groups: int, per: int, limit: float) 
 
 def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, samples_per_ui: int = 32,
                package_case: int | None = None, sampling: str = "mm", truncate_rel: float = 0.0,
-               cursor_time_s: float | None = None) -> SimLink:
+               cursor_time_s: float | None = None, tx_noise: str = "cursor") -> SimLink:
     """The serdes-direction link (host TX FFE -> packages + channel -> CTLE + Butterworth -> DFE) of
     ``point`` (every TX tap of the profile and ``ctle_gdc``/``ctle_gdc2`` given), built from scratch.
 
     ``cursor_time_s``: sample at this time after the symbol's launch (the channel's own time axis, no
     filter delay added) instead of the simulator's own MM phase, e.g. another tool's sampling instant;
-    ``truncate_rel`` > 0 truncates the impulse at that fraction of its peak (MATLAB COM does at 1e-3)."""
+    ``truncate_rel`` > 0 truncates the impulse at that fraction of its peak (MATLAB COM does at 1e-3).
+    ``tx_noise``: the 93A-30 TX noise as MATLAB COM applies it, on the sampled cursor (``"cursor"``:
+    sigma_TX^2 = h(0)^2 10^(-SNR_TX/10), the COM default), or on every cursor (``"spectrum"``:
+    sigma_X^2 10^(-SNR_TX/10) sum_n h(n)^2)."""
+    if tx_noise not in ("cursor", "spectrum"):
+        raise ValueError(f"tx_noise {tx_noise!r}: use 'cursor' or 'spectrum'")
     prof = load_profile(profile)
     m = int(samples_per_ui)
     fb = prof.baud_gbd * 1e9
@@ -183,7 +188,8 @@ def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dic
     # noise: 93A-30 (TX, over every cursor at the sampling phase) and 93A-35 (RX, eta_0 through CTLE + H_r)
     sigma_x2 = float(np.mean(td.pam_levels(prof.modulation, 1.0) ** 2))  # 93A: sigma_X^2 = (L+1)/(3(L-1))
     cur = p[k % m::m]
-    s_tx2 = sigma_x2 * 10 ** (-prof.noise.snr_tx_db / 10) * float(np.sum(cur**2))
+    snr_tx = 10 ** (-prof.noise.snr_tx_db / 10)
+    s_tx2 = snr_tx * (h0**2 if tx_noise == "cursor" else sigma_x2 * float(np.sum(cur**2)))
     s_rx2 = prof.noise.eta0_v2_per_ghz * float(np.sum(np.abs(h_eq) ** 2)) * df / 1e9
     return SimLink(pulse_v=p, samples_per_ui=m, cursor_index=k, dfe_taps_v=fbk,
                    sigma_noise_v=float(np.sqrt(s_tx2 + s_rx2)), a_dd_ui=prof.noise.a_dd_ui,
@@ -193,15 +199,15 @@ def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dic
 def simulate_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, ber_target: float = 1e-3,
                   n_symbols: int = 1 << 17, seed: int = 0, sampling: str = "mm",
                   package_case: int | None = None, truncate_rel: float = 0.0,
-                  cursor_time_s: float | None = None) -> td.TimeDomainResult:
+                  cursor_time_s: float | None = None, tx_noise: str = "cursor") -> td.TimeDomainResult:
     """Bit-by-bit eye of ``point`` on the simulator's own link (``build_link``), read at its phase."""
     lk = build_link(channel, profile, point, package_case=package_case, sampling=sampling,
-                    truncate_rel=truncate_rel, cursor_time_s=cursor_time_s)
-    # a window around the cursor keeps the convolution short: 20 UI before, the rest of the pulse after
-    # until it has decayed below 1e-4 of the cursor
+                    truncate_rel=truncate_rel, cursor_time_s=cursor_time_s, tx_noise=tx_noise)
+    # every pre-cursor (as COM counts them: a measured channel's non-causal tail far before the cursor
+    # adds ISI), and the rest of the pulse after until it has decayed below 1e-4 of the cursor
     m, k, p = lk.samples_per_ui, lk.cursor_index, lk.pulse_v
     after = np.nonzero(np.abs(p[k:k + 500 * m]) > 1e-4 * abs(p[k]))[0]
-    lo = max(k - 20 * m, 0)
+    lo = 0
     hi = min(k + max(int(after[-1]) + m, (len(lk.dfe_taps_v) + 2) * m), len(p))
     return td.simulate(p[lo:hi], m, cursor_index=k - lo, modulation=lk.modulation, rlm=lk.rlm,
                        n_symbols=n_symbols, dfe_taps_v=lk.dfe_taps_v, sigma_noise_v=lk.sigma_noise_v,

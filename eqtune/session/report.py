@@ -53,15 +53,25 @@ def _num(x: Any, fmt: str = ".2f") -> str:
     return format(float(x), fmt)
 
 
+def _count(v: Any) -> bool:
+    """A journaled count or rate: a finite int or float (not a bool, a string or None)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def _ber_text(reading: dict[str, Any] | None) -> str:
     if not reading:
         return "-"
-    c = reading.get("counts") or {}
+    c = reading.get("counts")
+    if not isinstance(c, dict):
+        return "-"
     bits, errors = c.get("bits"), c.get("errors")
-    if not bits:
+    # counts as the journal holds them: finite numbers; anything else (an edited or older record) is not shown
+    if not (_count(bits) and bits > 0 and _count(errors) and errors >= 0):
         return "-"
     if errors == 0:
-        return f"&lt; {c.get('ber_upper95', 3.0 / bits):.1e} (0 errors in {bits:.2e} bits)"
+        upper = c.get("ber_upper95")
+        upper = upper if _count(upper) else 3.0 / bits
+        return f"&lt; {upper:.1e} (0 errors in {bits:.2e} bits)"
     return f"{errors / bits:.2e} ({errors} errors in {bits:.2e} bits)"
 
 

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from eqtune.jsonutil import finite_or_none
 from eqtune.watch.stats import EWRegression
 
 KINDS = ("step", "trend", "thermal", "over_alarm")
@@ -529,8 +530,8 @@ class FleetDetector:
                 "sensitivity_ci95_per_c": sorted([sign * (s - Z95 * se), sign * (s + Z95 * se)]),
                 "excess_over_siblings_per_c": sign * xs, "excess_se_per_c": xse,
                 "excess_t_stat": xs / xse if xse > 0 else math.inf,
-                "siblings_median_per_c": sign * sib if math.isfinite(sib) else None,
-                "ratio_to_siblings": (abs(s) / sib) if sib and math.isfinite(sib) and sib > 0 else None,
+                "siblings_median_per_c": finite_or_none(sign * sib),
+                "ratio_to_siblings": finite_or_none(abs(s) / sib) if sib > 0 else None,
                 "sensitivity_units": units, "temp_now_c": t_now,
                 "temp_swing_c": float(np.nan_to_num(tf.sd_x[m])) * math.sqrt(12.0),
                 "hot_c": hot, "hot_c_from": self.threshold_source.get(m, {}).get("hot_c", "--hot-c"),
