@@ -93,8 +93,19 @@ class LiveTuner(TunerPhases, TunerRestore):
         meta = {**config.metadata, **dict(metadata or {})}
         config.metadata = meta
         label = meta.get("link") or meta.get("site") or ""
-        journal = Journal.create(sessions_dir, session_id, label=label, metadata=meta, config=config.to_dict())
-        return cls(journal, config, on_event=on_event, **kw)
+        opened = _module_with_lanes(config, kw) if config.lanes else None  # a wrong lane leaves no session
+        try:
+            journal = Journal.create(sessions_dir, session_id, label=label, metadata=meta, config=config.to_dict())
+            if opened is not None:
+                kw["module"] = opened
+            t = cls(journal, config, on_event=on_event, **kw)
+        except BaseException:
+            if opened is not None:
+                opened.close()
+            raise
+        if opened is not None:
+            t._own_module = True  # opened here for the check: the tuner closes it as if it had opened it
+        return t
 
     @classmethod
     def resume(
@@ -184,3 +195,27 @@ class LiveTuner(TunerPhases, TunerRestore):
                 return self.result()
         return self.finish()
 
+
+def _module_with_lanes(config: LiveConfig, kw: Mapping[str, Any]) -> Any:
+    """Check ``config.lanes`` against the module's advertised lane count before a journal exists (a bad
+    ``--lane`` is one line, not a failed session). Uses the caller's ``module`` if given (returns None:
+    it stays the caller's); otherwise opens the module with ``opener`` (default
+    :func:`eqtune.drivers.cmis.open_module`) and returns it for the tuner to use and close."""
+    from eqtune.errors import InputError
+
+    module = kw.get("module")
+    opened = None
+    if module is None:
+        from eqtune.drivers.cmis import open_module
+
+        module = opened = (kw.get("opener") or open_module)(config.module)
+    try:
+        n = int(module.capabilities().lanes)
+        bad = [ln for ln in config.lanes if not 1 <= int(ln) <= n]
+        if bad:
+            raise InputError(f"--lane {bad[0]}: {config.module} has lanes 1..{n}; give lanes in 1..{n} or 'all'")
+    except BaseException:
+        if opened is not None:
+            opened.close()
+        raise
+    return opened

@@ -16,6 +16,8 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
+from eqtune.tui.tables import PagedTable
+
 BARS = "▁▂▃▄▅▆▇█"
 
 
@@ -34,28 +36,35 @@ def _ber_log(values: list[float]) -> list[float]:
     return [math.log10(v) for v in values if v and v > 0]
 
 
+# Column order: what to look at first (lane, finding) leads, so an 80-column terminal shows it unscrolled.
+COLUMNS = ("lane", "findings", "module", "eSNR dB", "pre-FEC BER", "T C", "BER (log)", "temperature")
+
+
 def lane_row(st: Any) -> tuple[str, ...]:
+    """One table row in ``COLUMNS`` order."""
     kinds = ",".join(sorted({f.kind for f in st.findings})) or "-"
-    return (st.resource, str(st.lane),
-            "n/a" if st.temperature_c is None else f"{st.temperature_c:.1f}",
+    return (str(st.lane), kinds, st.resource,
             "n/a" if st.esnr_db is None else f"{st.esnr_db:.2f}",
             "n/a" if st.prefec_ber is None else f"{st.prefec_ber:.1e}",
-            sparkline(_ber_log(st.ber_hist)), sparkline(st.temp_hist), kinds)
+            "n/a" if st.temperature_c is None else f"{st.temperature_c:.1f}",
+            sparkline(_ber_log(st.ber_hist)), sparkline(st.temp_hist))
 
 
 def lane_detail(st: Any) -> str:
+    """The highlighted lane: lane and finding, then the action, then the evidence (which may be cut
+    off at the bottom on a small terminal; the action never is)."""
     if not st.findings:
-        return f"{st.resource} lane {st.lane}: no finding"
+        return f"lane {st.lane} of {st.resource}: no finding"
     from eqtune.watch.actions import evidence_line
 
-    lines = [f"{st.resource} lane {st.lane}:"]
+    kinds = ", ".join(sorted({f.kind for f in st.findings}))
+    lines = [f"lane {st.lane} of {st.resource}: {kinds}", f"action: {st.action or '-'}"]
     fl = getattr(st, "frame_loss", None)
     if fl:
         rng = f" ({fl['range'][0]:.1e}..{fl['range'][1]:.1e}, {fl['assumes']})" if "range" in fl else ""
         lines.append(f"  frame loss {fl['ratio']:.1e} {fl['source']}{rng}")
     for f in st.findings:
         lines.append(f"  {f.kind} ({f.metric}): {evidence_line(f)}")
-    lines.append(f"  action: {st.action or '-'}")
     return "\n".join(lines)
 
 
@@ -65,8 +74,8 @@ class WatchApp(App):
 
     CSS = """
     #watch-summary { height: 1; }
-    #watch-table { height: 1fr; }
-    #watch-detail { height: 6; border-top: solid $accent; }
+    #watch-table { height: 1fr; min-height: 4; }
+    #watch-detail { height: auto; max-height: 60%; border-top: solid $accent; }
     """
     BINDINGS = [Binding("q", "quit", "Quit"), Binding("p", "pause", "Pause/resume")]
 
@@ -86,14 +95,14 @@ class WatchApp(App):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("waiting for the first poll...", id="watch-summary")
-        yield DataTable(id="watch-table", cursor_type="row", zebra_stripes=True)
+        yield PagedTable(id="watch-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="watch-detail")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = "eqtune watch"
         table = self.query_one("#watch-table", DataTable)
-        table.add_columns("module", "lane", "T C", "eSNR dB", "pre-FEC BER", "BER (log)", "temperature", "findings")
+        table.add_columns(*COLUMNS)
         if self.autostart:
             import time
 

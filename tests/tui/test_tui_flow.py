@@ -192,7 +192,7 @@ def test_whole_wizard_with_eight_lanes(tmp_path: Path) -> None:
             for ln in range(1, 9):  # the screen's decision is the journal's, the codes held are the module's
                 assert rows[ln - 1][1] == decisions[ln]["action"]
                 held = app.ctl.module.active_eq(ln)
-                assert all(f"{k.replace('rx_', '')}={v}" in rows[ln - 1][-1] for k, v in held.items())
+                assert all(f"{k.replace('rx_', '')}={v}" in rows[ln - 1][3] for k, v in held.items())
             caption = str(app.query_one("#eye-caption").render())
             assert caption.startswith("model eye, lane 1")
             assert "legend" in str(app.query_one("#eye-legend").render())

@@ -85,10 +85,23 @@ def test_verify_shows_why_and_equal_dwell(tmp_path: Path) -> None:
             assert any("0.01 s" in h for h in _headers(app, "tune-lanes"))  # the tune's dwell is in the label
             await _run_step(app, pilot, "verify", "verify")
             cols = _headers(app, "verify-table")
-            assert cols[:3] == ["lane", "decision", "why"]
+            assert cols[:4] == ["lane", "decision", "why", "codes held"]
             table = app.query_one("#verify-table")
             why = str(table.get_row_at(0)[2])
             assert why and why != "-"
+            # at 80 columns the row shows, unscrolled and whole, what happens to the module: the
+            # decision, its reason and the codes the lane now holds
+            lane, decision, _why, held = (str(c) for c in table.get_row_at(0)[:4])
+            screen = [strip.text for strip in app.screen._compositor.render_strips()]
+            row = next(ln for ln in screen if ln.split()[:2] == [lane, decision])
+            assert why in row and held in row, (row, held)
+            # sideways keys page by half the table's width, not one cell
+            table.focus()
+            await pilot.pause()
+            assert table.max_scroll_x > 0, "the BER columns make the table wider than 80 columns"
+            await pilot.press("right")
+            await pilot.pause()
+            assert table.scroll_x >= min(table.max_scroll_x, table.scrollable_content_region.width // 2)
             vd = app.ctl.tuner.config.verify_dwell
             assert f"both at {vd:g} s dwell" in app.status_text
             app.ctl.close()

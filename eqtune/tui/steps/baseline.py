@@ -12,6 +12,7 @@ from textual.widgets import Button, DataTable, Static
 from eqtune.serdes.knobs import BER_METRICS
 from eqtune.tui.format import fmt_ber, fmt_codes, fmt_margin, margin_unit
 from eqtune.tui.steps.base import StepPane
+from eqtune.tui.tables import PagedTable
 
 
 def meets_target(counts: dict[str, Any] | None, target: float) -> str:
@@ -59,7 +60,7 @@ class BaselinePane(StepPane):
             yield Button("Continue to Tune >", id="continue", compact=True, classes="continue")
             yield Button("Stop here (keep codes)", id="stop_here", compact=True)
         yield Static("", id="baseline-info", classes="hint")
-        yield DataTable(id="baseline-table", cursor_type="row")
+        yield PagedTable(id="baseline-table", cursor_type="row")
 
     def on_mount(self) -> None:
         self.query_one("#continue", Button).display = False

@@ -13,6 +13,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 
 from eqtune.tui.format import fmt_codes, parse_lanes
 from eqtune.tui.steps.base import Field, StepPane
+from eqtune.tui.tables import PagedTable
 
 IDENTITY_COLUMNS = ("field", "value")
 CAPABILITY_COLUMNS = ("capability", "value")
@@ -107,9 +108,9 @@ class DevicesPane(StepPane):
             yield Button("Continue to Link >", id="continue", compact=True, classes="continue")
         yield Static("", id="traffic-note", markup=False)
         with Horizontal(id="device-info"):
-            yield DataTable(id="identity", cursor_type="none", show_header=False)
-            yield DataTable(id="capabilities", cursor_type="none", show_header=False)
-        yield DataTable(id="lane-codes", cursor_type="row")
+            yield PagedTable(id="identity", cursor_type="none", show_header=False)
+            yield PagedTable(id="capabilities", cursor_type="none", show_header=False)
+        yield PagedTable(id="lane-codes", cursor_type="row")
 
     def on_mount(self) -> None:
         fill_table(self.query_one("#identity", DataTable), IDENTITY_COLUMNS, [])

@@ -11,6 +11,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 
 from eqtune.tui.messages import Advance
 from eqtune.tui.steps.base import Field, StepPane
+from eqtune.tui.tables import PagedTable
 
 
 class SavePane(StepPane):
@@ -32,7 +33,7 @@ class SavePane(StepPane):
             yield Button("Push...", id="push", compact=True, variant="warning")
             yield Button("Continue to Report >", id="continue", compact=True, classes="continue")
         yield Static("", id="profile-info")
-        yield DataTable(id="push-table", cursor_type="row")
+        yield PagedTable(id="push-table", cursor_type="row")
 
     def on_mount(self) -> None:
         self.query_one("#push-table", DataTable).add_columns("module", "status", "outages", "message")

@@ -12,6 +12,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 from eqtune.tui.controller import SessionForm
 from eqtune.tui.messages import Advance
 from eqtune.tui.steps.base import Field, StepPane
+from eqtune.tui.tables import PagedTable
 
 FIELDS = (("site", "Site", "e.g. DC-Ashburn hall B"), ("customer", "Customer", "e.g. Acme"),
           ("link", "Link label", "e.g. spine3/Eth1 - leaf7/Eth49"), ("operator", "Operator", "e.g. your name"))
@@ -35,7 +36,7 @@ class SessionPane(StepPane):
             yield Button("Start new session", id="start", compact=True, variant="primary")
             yield Button("Resume selected", id="resume", compact=True)
         yield Static("Interrupted and finished sessions (resume: select a row, press r):", classes="hint")
-        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield PagedTable(id="sessions", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         self.query_one("#sessions", DataTable).add_columns("id", "status", "site", "link", "module", "meas")

@@ -12,6 +12,7 @@ from textual.widgets import Button, DataTable, ProgressBar, Static
 
 from eqtune.tui.format import eta_s, fmt_codes, fmt_duration, fmt_margin, margin_unit
 from eqtune.tui.steps.base import StepPane
+from eqtune.tui.tables import PagedTable
 
 
 class TunePane(StepPane):
@@ -33,8 +34,8 @@ class TunePane(StepPane):
             yield Button("Continue to Verify >", id="continue", compact=True, classes="continue")
         yield ProgressBar(total=1, id="progress", show_eta=False)
         yield Static("not started", id="tune-state")
-        yield DataTable(id="tune-lanes", cursor_type="row")
-        yield DataTable(id="evals", cursor_type="row")
+        yield PagedTable(id="tune-lanes", cursor_type="row")
+        yield PagedTable(id="evals", cursor_type="row")
 
     def on_mount(self) -> None:
         self.query_one("#continue", Button).display = False

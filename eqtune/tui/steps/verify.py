@@ -11,6 +11,7 @@ from textual.widgets import Button, DataTable, Static
 from eqtune.serdes.knobs import BER_METRICS
 from eqtune.tui.format import fmt_ber, fmt_codes, margin_unit, short_reason
 from eqtune.tui.steps.base import StepPane
+from eqtune.tui.tables import PagedTable
 
 #: shown beside the eye (22 columns: fits next to a 56-column eye at 80 columns)
 EYE_LEGEND = "\n".join((
@@ -38,7 +39,7 @@ class VerifyPane(StepPane):
         with Horizontal(classes="buttons"):
             yield Button("Verify", id="verify", compact=True, variant="primary")
             yield Button("Continue to Save >", id="continue", compact=True, classes="continue")
-        yield DataTable(id="verify-table", cursor_type="row")
+        yield PagedTable(id="verify-table", cursor_type="row")
         yield Static("", id="verify-note", classes="hint")
         yield Static("", id="eye-caption")
         with Horizontal(id="eye-row"):
@@ -67,20 +68,21 @@ class VerifyPane(StepPane):
         base, ver = c.readings("baseline"), c.readings("verify")
         table = self.query_one("#verify-table", DataTable)
         table.clear(columns=True)
-        # 80 columns: what happens to the module first (decision and why), then the numbers behind it
+        # 80 columns: what happens to the module first (decision, why, the codes it now holds), then the
+        # numbers behind it; sideways keys page by half the width (PagedTable)
         ber = metric in BER_METRICS
-        table.add_columns("lane", "decision", "why", f"{margin_unit(metric)} base->verify",
-                          *(("BER before", "BER after") if ber else ()), "codes held")
+        table.add_columns("lane", "decision", "why", "codes held", f"{margin_unit(metric)} base->verify",
+                          *(("BER before", "BER after") if ber else ()))
         results = c.lane_results()
         reasons = {ln: str(d.get("reason") or "") for ln, d in (c.tuner.view.decisions() if c.tuner else {}).items()}
         for ln, r in sorted(results.items()):
             before = "-" if r.baseline_margin is None else f"{r.baseline_margin:.2f}"
             after = "-" if r.verified_margin is None else f"{r.verified_margin:.2f}"
             table.add_row(str(ln), r.decision or "-", short_reason(reasons.get(ln, "")) if r.decision else "-",
-                          f"{before}->{after}",
+                          fmt_codes(r.final or r.original), f"{before}->{after}",
                           *((fmt_ber((base.get(ln) or {}).get("counts"), short=True),
                              fmt_ber((ver.get(ln) or {}).get("counts"), short=True)) if ber else ()),
-                          fmt_codes(r.final or r.original), key=str(ln))
+                          key=str(ln))
         if not ver:
             return
         vd = c.tuner.config.verify_dwell if c.tuner is not None else None
