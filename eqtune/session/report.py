@@ -53,9 +53,12 @@ def _num(x: Any, fmt: str = ".2f") -> str:
     return format(float(x), fmt)
 
 
-def _count(v: Any) -> bool:
-    """A journaled count or rate: a finite int or float (not a bool, a string or None)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _count(v: Any) -> float | None:
+    """A journaled count or rate as a float: a finite int or float; None for anything else (a bool, a
+    string, None: an edited or older record)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    return None
 
 
 def _ber_text(reading: dict[str, Any] | None) -> str:
@@ -64,15 +67,13 @@ def _ber_text(reading: dict[str, Any] | None) -> str:
     c = reading.get("counts")
     if not isinstance(c, dict):
         return "-"
-    bits, errors = c.get("bits"), c.get("errors")
-    # counts as the journal holds them: finite numbers; anything else (an edited or older record) is not shown
-    if not (_count(bits) and bits > 0 and _count(errors) and errors >= 0):
+    bits, errors = _count(c.get("bits")), _count(c.get("errors"))
+    if bits is None or bits <= 0 or errors is None or errors < 0:
         return "-"
     if errors == 0:
-        upper = c.get("ber_upper95")
-        upper = upper if _count(upper) else 3.0 / bits
-        return f"&lt; {upper:.1e} (0 errors in {bits:.2e} bits)"
-    return f"{errors / bits:.2e} ({errors} errors in {bits:.2e} bits)"
+        upper = _count(c.get("ber_upper95"))
+        return f"&lt; {upper if upper is not None else 3.0 / bits:.1e} (0 errors in {bits:.2e} bits)"
+    return f"{errors / bits:.2e} ({errors:.0f} errors in {bits:.2e} bits)"
 
 
 def _png(fig) -> str:
