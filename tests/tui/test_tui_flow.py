@@ -251,7 +251,9 @@ def test_abort_asks_then_restores_original_codes(tmp_path: Path) -> None:
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("n")  # no: the tune goes on
             n = app.query_one("#pane-tune").evaluations
-            await pilot.pause(0.4)
+            t0 = time.monotonic()  # wait for the next evaluation (a loaded machine is slow), not a fixed time
+            while app.query_one("#pane-tune").evaluations <= n and app.busy == "tune" and time.monotonic() - t0 < 120:
+                await pilot.pause(0.05)
             assert app.busy == "tune" and app.query_one("#pane-tune").evaluations > n
             await pilot.press("p")
             await pilot.pause(0.3)
