@@ -111,8 +111,7 @@ def verify(file: str, module_res: str, force_identity: bool, push_report: str | 
     from eqtune.drivers.cmis import open_module
     from eqtune.errors import ProfileError
     from eqtune.session.profile import Profile
-    from eqtune.session.push import verify_module
-    from eqtune.session.push_verify import verify_against_push
+    from eqtune.session.push_verify import verify_against_push, verify_module
 
     prof = Profile.load(file)
     report = _load_push_report(push_report) if push_report else None

@@ -35,7 +35,7 @@ _EXPORTS = {
     "PushResult": "eqtune.session.push",
     "push_profile": "eqtune.session.push",
     "push_to_module": "eqtune.session.push",
-    "verify_module": "eqtune.session.push",
+    "verify_module": "eqtune.session.push_verify",
     "render_report": "eqtune.session.report",
     "write_report": "eqtune.session.report",
 }

@@ -19,6 +19,7 @@ from typing import Any
 
 from eqtune.errors import InputError, ProfileError
 from eqtune.serdes.knobs import MODULE_KNOBS
+from eqtune.session.profile import write_atomic as _write_atomic
 
 MAX_NOS_FILE_BYTES = 16_000_000  # real platform media_settings.json files reach ~1 MB
 CMIS_NIBBLE_MAX = 15  # CMIS per-lane EQ fields are 4 bits (CMIS 5.2 Table 8-47..8-52)
@@ -131,19 +132,9 @@ def render_nos_json(doc: Mapping[str, Any]) -> str:
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write via a temporary file, fsync and rename: a reader never sees half a file."""
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except OSError as exc:
-        raise InputError(f"cannot write {p}: {exc.strerror}; check the folder") from None
-    return p
+    """Write via a temporary file, fsync and rename (``eqtune.session.profile.write_atomic``); a failure
+    is one InputError line."""
+    return _write_atomic(path, text, error=InputError)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -160,6 +160,25 @@ def render(doc: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------------
 # The profile
 # ---------------------------------------------------------------------------------------------
+
+def write_atomic(path: str | os.PathLike[str], text: str, *, what: str = "",
+                 error: type[Exception] = ProfileError) -> Path:
+    """Write ``text`` via a temporary file, fsync and rename: a reader never sees half a file. A failure
+    is one ``error`` line naming the file (``what``, e.g. "profile ", is put before the path)."""
+    p = Path(path)
+    tmp = p.with_name(p.name + ".tmp")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except OSError as exc:
+        raise error(f"cannot write {what}{p}: {exc.strerror}; check the folder") from None
+    return p
+
+
 @dataclass
 class Profile:
     """A tuning profile: per-lane module codes for one module type (or one serial)."""
@@ -231,19 +250,8 @@ class Profile:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically (temp file + fsync + rename)."""
-        p = check_path(path, "profile", error=ProfileError)
-        text = self.dumps()
-        tmp = p.with_name(p.name + ".tmp")
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, p)
-        except OSError as exc:
-            raise ProfileError(f"cannot write profile {p}: {exc.strerror}; check the folder") from None
-        return p
+        return write_atomic(check_path(path, "profile", error=ProfileError), self.dumps(), what="profile ",
+                            error=ProfileError)
 
     # -- loading -------------------------------------------------------------------------------
     @classmethod

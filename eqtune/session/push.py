@@ -570,39 +570,3 @@ def push_profile(
     else:
         results = [one(m) for m in modules]
     return PushReport(profile.digest, results, dry_run=dry_run)
-
-
-def verify_module(profile: Profile, module: CmisModule, *, force_identity: bool = False) -> dict[str, Any]:
-    """Read-only check: does the profile fit the module, and does the module hold its codes?"""
-    ident = _ident_dict(module.identity())
-    mism = profile.identity_mismatches(ident)
-    out: dict[str, Any] = {"resource": getattr(module, "resource", "?"), "identity": ident,
-                           "identity_ok": not mism, "identity_problems": mism,
-                           "firmware_note": profile.firmware_note(ident)}
-    if mism and not force_identity:
-        raise ProfileError(f"{out['resource']}: wrong module for this profile: " + "; ".join(mism)
-                           + " (use --force-identity to compare anyway)")
-    try:
-        check_capabilities(profile, module)
-        out["capabilities_ok"], out["capability_problem"] = True, ""
-    except EqRangeError as exc:
-        out["capabilities_ok"], out["capability_problem"] = False, str(exc)
-    target = profile.codes()
-    knobs = {lane: tuple(c) for lane, c in target.items()}
-    try:
-        now = _read_codes(module, target, knobs)
-    except EqtuneError as exc:
-        raise ModuleError(f"{out['resource']}: cannot read the active codes ({exc})") from None
-    try:
-        adaptive = _adaptive_on(module, target)  # a fixed tx_eq in the profile, adaptive EQ on the module
-    except EqtuneError as exc:
-        raise ModuleError(f"{out['resource']}: cannot read the Tx input adaptive EQ state ({exc})") from None
-    out["active"] = {str(k): v for k, v in now.items()}
-    diffs = [_diff(now, target)] if now != target else []
-    if adaptive:
-        diffs.append(f"Tx input adaptive EQ on lane(s) {','.join(map(str, adaptive))} (the profile sets a fixed tx_eq)")
-    out["tx_adaptive"] = adaptive
-    out["differences"] = "; ".join(diffs)
-    out["holds_profile"] = now == target and not adaptive
-    return out
-
