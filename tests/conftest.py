@@ -40,3 +40,13 @@ def gore_c2c_file(shared_dir: Path) -> Path:
     if not p.exists():
         pytest.skip(f"{p} not found")
     return p
+
+
+@pytest.fixture(autouse=True)
+def _fresh_emulated_modules():
+    """Every test starts from power-up emulated modules: the ``emu:`` registry is process-wide, and a
+    module one test left tuned would otherwise be the next test's starting point (an order dependence)."""
+    from eqtune.emulate.module import reset_emulators
+
+    reset_emulators()
+    yield

@@ -49,6 +49,8 @@ class Faults:
     delay_s: float = 0.0              # delay every reply (or only replies to delay_match) by this long
     delay_match: str | None = None    # regex on the command text
     delay_count: int | None = None    # delay only this many replies (None: all)
+    lose_match: str | None = None     # never answer a query matching this regex (a lost reply) ...
+    lose_count: int = 0               # ... this many times
     disconnect_after: int | None = None  # drop each connection after this many commands (no reply)
     disconnect_match: str | None = None  # drop the connection on a command matching this regex
     idn: str | None = None            # answer *IDN? with this text instead of the definition's
@@ -135,6 +137,7 @@ class ScpiEmulator:
         self.eye_noise_mv = float(d.emulator.get("eye_noise_mv", 0.3))
         self._rng = random.Random(seed)
         self._lock = threading.RLock()
+        self._stopping = threading.Event()  # wakes delayed replies when the emulator stops
         self._errors: deque[str] = deque(maxlen=30)
         self._counters: dict[int, _Counter] = {}
         self._state: dict[tuple[str, int | None], Any] = {}
@@ -174,6 +177,7 @@ class ScpiEmulator:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         srv, self._server = self._server, None
         if srv is not None:
             srv.shutdown()
@@ -404,11 +408,15 @@ class ScpiEmulator:
                             replies.append(r)
                     if replies:
                         f = self.faults
+                        if f.lose_count > 0 and f.lose_match and re.search(f.lose_match, line, re.IGNORECASE):
+                            f.lose_count -= 1
+                            continue
                         if (f.delay_s > 0 and (f.delay_count is None or f.delay_count > 0)
                                 and (f.delay_match is None or re.search(f.delay_match, line, re.IGNORECASE))):
                             if f.delay_count is not None:
                                 f.delay_count -= 1
-                            time.sleep(f.delay_s)
+                            if self._stopping.wait(f.delay_s):
+                                return
                         try:
                             sock.sendall((";".join(replies) + "\n").encode("ascii", "replace"))
                         except OSError:

@@ -487,11 +487,15 @@ def synthetic(combo: Combination) -> dict[str, Any]:
 
     ``EQTUNE_STUDY_SYNTH_DELAY`` (seconds) slows each combination down, and
     ``EQTUNE_STUDY_SYNTH_LOG`` (a file) gets one line per finished computation: the study tests use
-    them to interrupt a running study and to count computations.
+    them to interrupt a running study and to count computations. ``EQTUNE_STUDY_SYNTH_GATE``
+    (``N:FILE``) holds every computation that starts after N have finished until FILE exists: an
+    interruption test makes its window this way, so the study cannot finish before the signal lands
+    however loaded the machine is.
     """
     delay = float(os.environ.get("EQTUNE_STUDY_SYNTH_DELAY", "0") or 0)
     if delay > 0:
         time.sleep(delay)
+    _wait_at_gate(os.environ.get("EQTUNE_STUDY_SYNTH_GATE"), os.environ.get("EQTUNE_STUDY_SYNTH_LOG"))
     row = solve(combo, SyntheticModel(combo))
     log = os.environ.get("EQTUNE_STUDY_SYNTH_LOG")
     if log:
@@ -501,6 +505,20 @@ def synthetic(combo: Combination) -> dict[str, Any]:
         finally:
             os.close(fd)
     return row
+
+
+def _wait_at_gate(gate: str | None, log: str | None) -> None:
+    """Block while the synthetic gate ``N:FILE`` is closed and N computations are logged (test hook)."""
+    if not gate or not log:
+        return
+    count, _, path = gate.partition(":")
+    try:
+        with open(log, encoding="utf-8") as fh:
+            done = sum(1 for _ in fh)
+    except FileNotFoundError:
+        done = 0
+    while done >= int(count) and not os.path.exists(path):
+        time.sleep(0.01)
 
 
 def _worst_corner_index(combo: Combination, row: Mapping[str, str]) -> int:

@@ -12,18 +12,7 @@ import pytest
 
 pytest.importorskip("pytest_textual_snapshot", reason="pytest-textual-snapshot is in the [test] extra")
 
-from eqtune.emulate import reset_emulators  # noqa: E402
 from eqtune.tui.app import EqtuneApp  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _fresh_emulators():
-    """Every screen starts from power-up modules: the ``emu:`` registry is process-wide, and an earlier
-    test of the suite that left lane 1 of ``emu:c2m-10in`` at a fixed Tx input EQ code changed the
-    Devices snapshot (a full-suite-only failure)."""
-    reset_emulators()
-    yield
-    reset_emulators()
 
 
 async def _connected(pilot) -> None:
