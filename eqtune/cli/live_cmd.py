@@ -171,6 +171,12 @@ def run_live(cfg, *, sessions: str | None = None, session: str | None = None, as
 
     tuner = LiveTuner.create(cfg, sessions_dir=sessions, session_id=session, on_event=_progress(as_json or quiet),
                              consent=terminal_consent(as_json))
+    if cfg.instrument is None and not (as_json or quiet):
+        # The module's host-side checker counts the host's PRBS31Q (CMIS 5.2 page 13h, Host Side Checker): the
+        # lanes carry a test pattern, not traffic, for the whole session.
+        click.echo(f"BER from the module's own PRBS checker: the host must send PRBS31Q on lane(s) "
+                   f"{','.join(map(str, cfg.lanes))}, so they carry no customer traffic while this session runs.",
+                   err=True)
     return _finish(tuner, sessions=sessions, as_json=as_json, save_profile=save_profile)
 
 

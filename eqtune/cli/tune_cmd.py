@@ -148,6 +148,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
         optimizer = optimizer or "gp"
         if text_eye:
             raise TuneError("--text-eye applies to --sim (a live tune's eye is the model's: see the session report)")
+        _refuse_sim_only_options(direction=direction, module_ber=module_ber, instrument=instrument, fix=fix,
+                                 corners=corners, serdes_profile=serdes_profile, start=start, plot=plot)
         if budget is None:
             budget = 30
         try:
@@ -183,6 +185,28 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
              target_margin=target_margin, patience=patience, remeasure=remeasure, as_json=as_json,
              save_profile=save_profile, plot=plot, text_eye=text_eye,
              channel_options=channel_file_kwargs(parse_file_lane(lane), extrapolate))
+
+
+def _refuse_sim_only_options(*, direction: str | None, module_ber: bool, instrument: str | None, fix: str | None,
+                             corners: str | None, serdes_profile: str | None, start: str | None,
+                             plot: str | None) -> None:
+    """A live session never ignores an option silently: the model-only options are refused in one line.
+
+    A live session's direction is its measurement's: the module's PRBS checker (``--module-ber``, or no
+    instrument) counts errors host -> module, which is ``module_rx``; an instrument measures what it is
+    cabled to. ``--direction module_rx`` with the module's checker is accepted (it says what happens)."""
+    from eqtune.errors import TuneError
+
+    given = [o for o, v in (("--fix", fix), ("--corners", corners), ("--profile", serdes_profile),
+                            ("--start", start), ("--plot", plot)) if v]
+    if given:
+        raise TuneError(f"{', '.join(given)}: simulation option(s), not used by a live session (it measures the "
+                        "module from its current codes); drop them, or tune the model with --sim")
+    if direction is not None and not (direction == "module_rx" and (module_ber or not instrument)):
+        measured = ("the module's PRBS checker measures module_rx (host -> module)" if module_ber or not instrument
+                    else "an instrument measures the direction it is cabled to")
+        raise TuneError(f"--direction {direction} does not apply to this live session: {measured}; "
+                        "drop --direction, or choose the measurement that sees that direction")
 
 
 def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, objective: str,

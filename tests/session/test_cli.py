@@ -147,3 +147,20 @@ def test_live_refuses_simulation_knobs_before_any_journal(tmp_path):
     with pytest.raises(InputError, match="ctle_gdc"):
         LiveTuner.create(LiveConfig(module="emu:c2m-10in", lanes=[1], knobs=["ctle_gdc"]), sessions_dir=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+def test_live_refuses_options_it_would_ignore(tmp_path):
+    """A live session never drops an option silently: a direction its measurement does not see and the
+    model-only options are refused in one line, exit 2, before any session folder exists."""
+    base = ["tune", "c2m-10in", "--live", "--module", "emu:c2m-10in?fast=1&settle_ms=0", "--lane", "1",
+            "--module-ber", "--budget", "3", "--sessions", str(tmp_path)]
+    code, out = run(*base, "--direction", "host_rx")
+    assert code == 2 and out.count("\n") == 1, out
+    assert "--direction host_rx does not apply" in out and "module_rx" in out
+    for opt in (["--corners", "25C,85C"], ["--fix", "tx_eq=3"], ["--start", "tx_eq=3"], ["--profile", "x"]):
+        code, out = run(*base, *opt)
+        assert code == 2 and out.count("\n") == 1 and opt[0] in out and "--sim" in out, (opt, out)
+    assert not any(tmp_path.iterdir())
+    # the direction the module's checker measures is accepted (the watch's re-tune command names it)
+    code, out = run(*base, "--direction", "module_rx", "--dwell", "0.01")
+    assert code == 0, out
