@@ -12,6 +12,10 @@ from eqtune.cli._common import FiniteFloat
 
 
 def _fmt_flag(f: dict) -> str:
+    if f["kind"] in ("retune_verified", "retune_not_restored"):
+        from eqtune.watch.retune import verdict_line
+
+        return verdict_line(f)
     if f["kind"] == "improved":
         ev, ber = f["evidence"], f["metric"] == "log10_prefec_ber"
         fmt = (lambda x: f"BER {x:.2e}") if ber else (lambda x: f"eSNR {x:.2f} dB")
@@ -153,7 +157,7 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
         progress = None if as_json or not sys.stdout.isatty() or len(targets) < 8 else _FirstScanProgress(len(targets))
         watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
                           on_interval=on_interval, on_module=progress, retain_days=retain_days, block_s=block_s,
-                          consent_flag=_tune_consent_flag())
+                          consent_flag=_tune_consent_flag(), sessions_dir=sessions)
         try:
             watcher.run(count=count, duration_s=duration_s, stop=stop)
         except KeyboardInterrupt:
@@ -249,6 +253,10 @@ def _text_lines(n_modules: int, store, exporter):
 
 
 def _summary(watcher) -> None:
+    from eqtune.watch.retune import verdict_line
+
+    for row in watcher.verified:
+        click.echo(verdict_line(row))
     lanes = sorted({(r, ln) for r, ln, _ in watcher.raised})
     if lanes:
         click.echo(f"{len(lanes)} lane(s) flagged during the watch: " + ", ".join(f"{r} lane {ln}" for r, ln in lanes))
