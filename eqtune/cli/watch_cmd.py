@@ -149,7 +149,7 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
             from eqtune.tui.watch_screen import run_watch_tui
 
             run_watch_tui(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
-                          count=count, duration_s=duration_s)
+                          count=count, duration_s=duration_s, consent_flag=_tune_consent_flag(), sessions_dir=sessions)
             return
         from eqtune.watch.poller import Watcher
 
