@@ -89,7 +89,9 @@ def test_watch_flags_exactly_the_planted_lanes_with_evidence(fleet_run):
         assert lo < ev["sensitivity_per_c"] < hi < 0
         assert ev["excess_t_stat"] >= 5.0 and ev["excess_over_siblings_per_c"] < -0.02
         assert ev["temp_swing_c"] >= 2.0
-        assert ev["hot_c_from"] == "--hot-c"  # the emulated image leaves page 02h empty
+        # the projection is made at the module's own TempHighWarning (page 02h, copied into the emulated
+        # OSFP image from the Arista OSFP 2x400G XDR4 dump: 73 C), not at --hot-c
+        assert ev["hot_c_from"] == "TempHighWarning (page 02h)" and ev["hot_c"] == 73.0
         # the fleet's modules adapt their Tx input EQ (page 11h byte 214): a fixed-code re-tune cannot beat
         # that, so the action is a reseat, not a re-tune command (tests/watch/test_retune_loop.py has the
         # re-tune of a fixed-code lane, run as printed and verified)
