@@ -88,7 +88,8 @@ class _WatchCommand(click.Command):
 @click.option("--block", "block_s", type=FiniteFloat(min=1.0, max=86400.0), default=900.0, show_default=True,
               help="Downsampling block (s) for samples older than --retain-days.")
 @click.option("--demo-fleet", type=click.IntRange(1, 256), default=None, metavar="N",
-              help="Watch N emulated modules (3 planted weak lanes, a 10 C ramp at 30x speed) instead of hardware.")
+              help="Watch N emulated modules (3 planted weak lanes, one lane at a wrong fixed Tx input EQ code, a "
+                   "10 C ramp at 30x speed) instead of hardware.")
 def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | None, lanes: str | None,
           channel: str | None, interval_s: float, count: int | None, duration_s: float | None, db_path: str | None,
           sessions: str | None, no_store: bool, prometheus: str | None, as_json: bool, tui: bool, window_s: float,
@@ -121,6 +122,7 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
                          planted=[(m, ln) for m, ln in [(0, 2), (demo_fleet // 2, 5), (demo_fleet - 1, 8)]],
                          stable_marginal=[])
         fleet = start_fleet(spec)
+        click.echo(_demo_knock_off(fleet, demo_fleet), err=True)
         targets += [WatchTarget(r, None, spec.channel, labels={"demo": "1"}) for r in fleet.resources]
     seen: set[str] = set()
     targets = [t for t in targets if not (t.resource in seen or seen.add(t.resource))]
@@ -179,6 +181,21 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
             store.close()
         if fleet is not None:
             fleet.stop()
+
+
+def _demo_knock_off(fleet, modules: int) -> str:
+    """The demo fleet's re-tunable fault: lane 4 of the second module (the first with one module) held at a
+    fixed Tx input EQ code past the module's BER alarm level, written through the driver as a wrong
+    optics_si_settings entry would be. The re-tune the watch prints for it restores the lane."""
+    from eqtune.drivers.cmis import open_module
+
+    m, lane = min(1, modules - 1), 4
+    link = fleet.links[m]
+    code = max(c for c in range(11) if 2.4e-4 < link.ber(lane, "module_rx", {"tx_eq": c}) < 1e-2)
+    with open_module(fleet.resources[m]) as mod:
+        mod.apply_eq({lane: {"tx_eq": code}})
+    return (f"demo: lane {lane} of {fleet.resources[m]} holds a wrong fixed Tx input EQ code (tx_eq={code}); "
+            "run the re-tune the watch prints for it (another terminal) and the watch verifies the lane")
 
 
 def _tune_consent_flag() -> str | None:
