@@ -221,3 +221,64 @@ def test_the_action_follows_what_the_module_holds():
     # not harmful: no re-tune whatever the module holds
     calm = Finding("step", "log10_prefec_ber", {"after": 1e-7, "warning": 1e-5, "before": 1e-9})
     assert suggest([calm], resource="net:h:1", lane=3, lane_state=fixed_up).level == "watch"
+
+
+def test_on_a_module_whose_apply_takes_traffic_down_the_command_carries_the_consent(tmp_path):
+    """A QSFP-DD module that supports only the step-by-step procedure (SteppedConfigOnly 1, CMIS 5.2:
+    DPDeinit -> ApplyDPInit, eqtune.drivers.cmis_policy): the action says traffic goes down, the command
+    carries --allow-traffic-down; without it the tune writes nothing (exit 2); run as printed it journals
+    the consent and every outage, and the watch verifies the lane."""
+    from eqtune.emulate.bridge import NetBridgeServer
+    from eqtune.emulate.link import EmulatedLink, surrogate_quality
+    from eqtune.emulate.module import EmulatedModule, VirtualClock
+
+    links, servers = [], []
+    try:
+        for i in range(3):
+            link = EmulatedLink("c2m-10in", lanes=8, seed=40 + i, quality=surrogate_quality(15.5))
+            mod = EmulatedModule(link, image="qsfpdd8-stepped", settle_s=0.0, clock=VirtualClock(), name=f"dd{i}")
+            links.append(link)
+            servers.append(NetBridgeServer(mod).start())
+        resources = [s.resource for s in servers]
+        sessions = tmp_path / "sessions"
+        clock = Clock(time.time() - 40 * POLL_S)
+        w = Watcher([WatchTarget(r, channel="c2m-10in") for r in resources], interval_s=POLL_S, clock=clock,
+                    consent_flag="--allow-traffic-down", sessions_dir=str(sessions))
+
+        def poll(n: int) -> list:
+            got = []
+            for _ in range(n):
+                got += w.poll_interval().new_flags
+                clock.t += POLL_S
+            return got
+
+        try:
+            poll(15)
+            res, link = resources[1], links[1]
+            code = max(c for c in range(11) if 1e-5 < link.ber(K, "module_rx", {"tx_eq": c}) < 2.4e-4)
+            with open_module(res) as mod:
+                assert mod.apply_method().traffic_down
+                mod.apply_eq({K: {"tx_eq": code}})
+            step = next(f for f in poll(3) if (f["resource"], f["lane"], f["kind"]) == (res, K, "step"))
+            assert step["action_level"] == "retune"
+            assert "ApplyDPInit after DPDeinit: every write takes the lane's data path down" in step["action"]
+            cmd = step["command"]
+            assert cmd.endswith(f"--module-ber --allow-traffic-down --sessions {sessions}")
+            refused = _run_as_printed(cmd.replace(" --allow-traffic-down", ""))
+            assert refused.returncode == 2 and "Nothing was written" in refused.stderr
+            assert link.active_codes(K)["tx_eq"] == code
+            p = _run_as_printed(cmd)
+            assert p.returncode == 0, p.stderr[-2000:]
+            clock.t = max(clock.t, time.time() + 1.0)
+            ver = [f for f in poll(4) if f["kind"].startswith("retune_")]
+            assert [f["kind"] for f in ver] == ["retune_verified"] and ver[0]["evidence"]["verdict"] == "restored"
+            sid = ver[0]["evidence"]["session"]
+            journal = [json.loads(x) for x in (sessions / sid / "journal.jsonl").read_text().splitlines()]
+            consent = [r for r in journal if r["type"] == "consent"]
+            assert consent and consent[0]["choice"] == "tune"
+            assert len([r for r in journal if r["type"] == "outage"]) >= 3  # baseline, evaluations, decision
+        finally:
+            w.close()
+    finally:
+        for s in servers:
+            s.stop()
