@@ -150,5 +150,5 @@ def threshold_bytes(image: dict[str, Any]) -> bytes | None:
     if not name:
         return None
     block = load_table().ThresholdsBlock
-    page = load_dump(str(name))["pages"]["02"]
+    page = bytes(load_dump(str(name))["pages"]["02"])
     return page[block.offset - 128: block.offset - 128 + block.size]

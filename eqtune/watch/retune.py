@@ -108,15 +108,29 @@ def _read_session(sdir: Path) -> TuningSession | None:
 
 
 class SessionIndex:
-    """The finished tuning sessions of a sessions folder, re-read only when a journal changes."""
+    """The finished tuning sessions of a sessions folder, re-read only when a journal changes, and the
+    folder listed at most every ``min_scan_s`` seconds (a watch at 1 s polls with a lane waiting for its
+    re-tune does not stat every journal every second)."""
 
-    def __init__(self, sessions_dir: str | Path | None) -> None:
+    def __init__(self, sessions_dir: str | Path | None, *, min_scan_s: float = 2.0) -> None:
         from eqtune.resources import sessions_dir as resolve
 
         self.root = resolve(sessions_dir)
+        self.min_scan_s = float(min_scan_s)
         self._cache: dict[str, tuple[tuple[int, int], TuningSession | None]] = {}
+        self._listed: tuple[float, list[TuningSession]] | None = None
 
     def sessions(self) -> list[TuningSession]:
+        import time
+
+        now = time.monotonic()
+        if self._listed is not None and now - self._listed[0] < self.min_scan_s:
+            return self._listed[1]
+        out = self._scan()
+        self._listed = (now, out)
+        return out
+
+    def _scan(self) -> list[TuningSession]:
         from eqtune.session.journal import JOURNAL_NAME
 
         out: list[TuningSession] = []
@@ -219,14 +233,21 @@ class RetuneVerifier:
         assert s is not None
         b_ber, a_ber = _median([r[1] for r in before]), _median([r[1] for r in after])
         b_snr, a_snr = _median([r[2] for r in before]), _median([r[2] for r in after])
-        better, worse = [], []
+        better: list[str] = []
+        worse: list[str] = []
         decades = gain = None
         if b_ber is not None and a_ber is not None:
             decades = _log_ber(b_ber) - _log_ber(a_ber)
-            (better if decades >= self.step_min_decades else worse if decades <= -self.step_min_decades else []).append("ber")
+            if decades >= self.step_min_decades:
+                better.append("ber")
+            elif decades <= -self.step_min_decades:
+                worse.append("ber")
         if b_snr is not None and a_snr is not None:
             gain = a_snr - b_snr
-            (better if gain >= self.step_min_db else worse if gain <= -self.step_min_db else []).append("esnr")
+            if gain >= self.step_min_db:
+                better.append("esnr")
+            elif gain <= -self.step_min_db:
+                worse.append("esnr")
         under = a_ber is None or a_ber < p.ber_warning
         if better and not worse:
             verdict = "restored" if under else "improved"

@@ -59,6 +59,7 @@ def loop(tmp_path):
     store.start_run(["test"])
     watcher = Watcher([WatchTarget(r, channel=spec.channel) for r in fleet.resources], interval_s=POLL_S,
                       clock=clock, store=store, consent_flag="--allow-traffic-down", sessions_dir=str(sessions))
+    watcher.verifier.index.min_scan_s = 0.0  # list the sessions folder at every poll (emulated time runs fast)
     reports: list = []
 
     def poll(n: int) -> list:
@@ -185,7 +186,11 @@ def test_a_journal_that_fails_its_check_verifies_nothing(loop):
         j.append("decision", lane=K, group=0, action="keep", codes={"tx_eq": 9}, reason="edited")
         j.append("end", status="done")
     path = next(loop["sessions"].glob("*/journal.jsonl"))
+    from eqtune.watch.retune import _read_session
+
+    assert _read_session(path.parent) is not None  # as written, the index would take it
     path.write_text(path.read_text().replace('"edited"', '"EDITED"'))
+    assert _read_session(path.parent) is None
     loop["clock"].t = max(loop["clock"].t, time.time() + 1.0)
     assert not [f for f in poll(4) if f["kind"].startswith("retune_")]
     assert cmd  # the lane still waits for a trusted session
@@ -244,6 +249,7 @@ def test_on_a_module_whose_apply_takes_traffic_down_the_command_carries_the_cons
         clock = Clock(time.time() - 40 * POLL_S)
         w = Watcher([WatchTarget(r, channel="c2m-10in") for r in resources], interval_s=POLL_S, clock=clock,
                     consent_flag="--allow-traffic-down", sessions_dir=str(sessions))
+        w.verifier.index.min_scan_s = 0.0
 
         def poll(n: int) -> list:
             got = []
