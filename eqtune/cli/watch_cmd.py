@@ -325,13 +325,20 @@ def worst_cmd(count: int, observable: str, as_json: bool, db_path: str | None, s
 @_db_option
 def history_cmd(resource: str, lane: int, observable: str, since: float, as_json: bool, db_path: str | None,
                 sessions: str | None) -> None:
-    """One lane's stored series: downsampled blocks (min/max/mean), then raw samples."""
+    """One lane's stored series: downsampled blocks (min/max/mean), then raw samples; then its findings and
+    re-tune verdicts (before/after, tuning session)."""
+    import json
+
     from eqtune.cli._common import echo_json
     from eqtune.watch.store import history
 
-    rows = history(_open_ro(db_path, sessions), resource, lane, observable, since)
+    db = _open_ro(db_path, sessions)
+    rows = history(db, resource, lane, observable, since)
+    events = [{"ts": ts, "kind": kind, "evidence": json.loads(ev), "action": action} for ts, kind, ev, action in
+              db.execute("SELECT ts, kind, evidence, action FROM flags WHERE resource = ? AND lane = ? AND ts >= ? "
+                         "ORDER BY ts", (resource, lane, since))]
     if as_json:
-        echo_json({"resource": resource, "lane": lane, "observable": observable, "rows": rows})
+        echo_json({"resource": resource, "lane": lane, "observable": observable, "rows": rows, "events": events})
         return
     for row in rows:
         if "value" in row:
@@ -341,6 +348,9 @@ def history_cmd(resource: str, lane: int, observable: str, since: float, as_json
                        f"mean {row['mean']:.4g} max {row['max']:.4g}")
     if not rows:
         click.echo(f"no {observable} samples for {resource} lane {lane}")
+    for e in events:
+        click.echo(f"{e['ts']:.0f} " + _fmt_flag({"resource": resource, "lane": lane, "metric": e["evidence"].get(
+            "metric", "log10_prefec_ber"), **e}).splitlines()[0])
 
 
 @click.command("export")

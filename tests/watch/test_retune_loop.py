@@ -131,6 +131,14 @@ def test_the_printed_retune_restores_the_flagged_lane_and_the_watch_verifies_it(
     stored = flagged_lanes(connect_readonly(loop["db"]))[(res, K)]
     row = next(f for f in stored if f["kind"] == "retune_verified")
     assert row["evidence"]["session"] == session_id and row["evidence"]["prefec_ber_before"] == ev["prefec_ber_before"]
+    # ... and as an operator reads it back: the lane's history lists its findings and the verdict
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    hist = CliRunner().invoke(main, ["watch", "history", res, "--lane", str(K), "--db", str(loop["db"])])
+    assert hist.exit_code == 0, hist.output
+    assert f"RESTORED {res} lane {K} after tuning session {session_id}" in hist.output and " step " in hist.output
     # in the tuning session's journal, and its report
     journal = [json.loads(x) for x in (loop["sessions"] / session_id / "journal.jsonl").read_text().splitlines()]
     wv = [r for r in journal if r["type"] == "watch_verify"]
