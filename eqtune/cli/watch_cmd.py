@@ -12,6 +12,10 @@ from eqtune.cli._common import FiniteFloat
 
 
 def _fmt_flag(f: dict) -> str:
+    if f["kind"] in ("retune_verified", "retune_not_restored"):
+        from eqtune.watch.retune import verdict_line
+
+        return verdict_line(f)
     if f["kind"] == "improved":
         ev, ber = f["evidence"], f["metric"] == "log10_prefec_ber"
         fmt = (lambda x: f"BER {x:.2e}") if ber else (lambda x: f"eSNR {x:.2f} dB")
@@ -84,7 +88,8 @@ class _WatchCommand(click.Command):
 @click.option("--block", "block_s", type=FiniteFloat(min=1.0, max=86400.0), default=900.0, show_default=True,
               help="Downsampling block (s) for samples older than --retain-days.")
 @click.option("--demo-fleet", type=click.IntRange(1, 256), default=None, metavar="N",
-              help="Watch N emulated modules (3 planted weak lanes, a 10 C ramp at 30x speed) instead of hardware.")
+              help="Watch N emulated modules (3 planted weak lanes, one lane at a wrong fixed Tx input EQ code, a "
+                   "10 C ramp at 30x speed) instead of hardware.")
 def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | None, lanes: str | None,
           channel: str | None, interval_s: float, count: int | None, duration_s: float | None, db_path: str | None,
           sessions: str | None, no_store: bool, prometheus: str | None, as_json: bool, tui: bool, window_s: float,
@@ -117,6 +122,7 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
                          planted=[(m, ln) for m, ln in [(0, 2), (demo_fleet // 2, 5), (demo_fleet - 1, 8)]],
                          stable_marginal=[])
         fleet = start_fleet(spec)
+        click.echo(_demo_knock_off(fleet, demo_fleet), err=True)
         targets += [WatchTarget(r, None, spec.channel, labels={"demo": "1"}) for r in fleet.resources]
     seen: set[str] = set()
     targets = [t for t in targets if not (t.resource in seen or seen.add(t.resource))]
@@ -145,7 +151,7 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
             from eqtune.tui.watch_screen import run_watch_tui
 
             run_watch_tui(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
-                          count=count, duration_s=duration_s)
+                          count=count, duration_s=duration_s, consent_flag=_tune_consent_flag(), sessions_dir=sessions)
             return
         from eqtune.watch.poller import Watcher
 
@@ -153,7 +159,7 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
         progress = None if as_json or not sys.stdout.isatty() or len(targets) < 8 else _FirstScanProgress(len(targets))
         watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg,
                           on_interval=on_interval, on_module=progress, retain_days=retain_days, block_s=block_s,
-                          consent_flag=_tune_consent_flag())
+                          consent_flag=_tune_consent_flag(), sessions_dir=sessions)
         try:
             watcher.run(count=count, duration_s=duration_s, stop=stop)
         except KeyboardInterrupt:
@@ -175,6 +181,21 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
             store.close()
         if fleet is not None:
             fleet.stop()
+
+
+def _demo_knock_off(fleet, modules: int) -> str:
+    """The demo fleet's re-tunable fault: lane 4 of the second module (the first with one module) held at a
+    fixed Tx input EQ code past the module's BER alarm level, written through the driver as a wrong
+    optics_si_settings entry would be. The re-tune the watch prints for it restores the lane."""
+    from eqtune.drivers.cmis import open_module
+
+    m, lane = min(1, modules - 1), 4
+    link = fleet.links[m]
+    code = max(c for c in range(11) if 2.4e-4 < link.ber(lane, "module_rx", {"tx_eq": c}) < 1e-2)
+    with open_module(fleet.resources[m]) as mod:
+        mod.apply_eq({lane: {"tx_eq": code}})
+    return (f"demo: lane {lane} of {fleet.resources[m]} holds a wrong fixed Tx input EQ code (tx_eq={code}); "
+            "run the re-tune the watch prints for it (another terminal) and the watch verifies the lane")
 
 
 def _tune_consent_flag() -> str | None:
@@ -249,6 +270,10 @@ def _text_lines(n_modules: int, store, exporter):
 
 
 def _summary(watcher) -> None:
+    from eqtune.watch.retune import verdict_line
+
+    for row in watcher.verified:
+        click.echo(verdict_line(row))
     lanes = sorted({(r, ln) for r, ln, _ in watcher.raised})
     if lanes:
         click.echo(f"{len(lanes)} lane(s) flagged during the watch: " + ", ".join(f"{r} lane {ln}" for r, ln in lanes))
@@ -300,13 +325,20 @@ def worst_cmd(count: int, observable: str, as_json: bool, db_path: str | None, s
 @_db_option
 def history_cmd(resource: str, lane: int, observable: str, since: float, as_json: bool, db_path: str | None,
                 sessions: str | None) -> None:
-    """One lane's stored series: downsampled blocks (min/max/mean), then raw samples."""
+    """One lane's stored series: downsampled blocks (min/max/mean), then raw samples; then its findings and
+    re-tune verdicts (before/after, tuning session)."""
+    import json
+
     from eqtune.cli._common import echo_json
     from eqtune.watch.store import history
 
-    rows = history(_open_ro(db_path, sessions), resource, lane, observable, since)
+    db = _open_ro(db_path, sessions)
+    rows = history(db, resource, lane, observable, since)
+    events = [{"ts": ts, "kind": kind, "evidence": json.loads(ev), "action": action} for ts, kind, ev, action in
+              db.execute("SELECT ts, kind, evidence, action FROM flags WHERE resource = ? AND lane = ? AND ts >= ? "
+                         "ORDER BY ts", (resource, lane, since))]
     if as_json:
-        echo_json({"resource": resource, "lane": lane, "observable": observable, "rows": rows})
+        echo_json({"resource": resource, "lane": lane, "observable": observable, "rows": rows, "events": events})
         return
     for row in rows:
         if "value" in row:
@@ -316,6 +348,9 @@ def history_cmd(resource: str, lane: int, observable: str, since: float, as_json
                        f"mean {row['mean']:.4g} max {row['max']:.4g}")
     if not rows:
         click.echo(f"no {observable} samples for {resource} lane {lane}")
+    for e in events:
+        click.echo(f"{e['ts']:.0f} " + _fmt_flag({"resource": resource, "lane": lane, "metric": e["evidence"].get(
+            "metric", "log10_prefec_ber"), **e}).splitlines()[0])
 
 
 @click.command("export")

@@ -140,3 +140,15 @@ def dump_profile(name: str) -> dict[str, Any]:
         "rx_pre_max": p1[154 - 128] & 0xF, "rx_post_max": p1[154 - 128] >> 4,
         "tx_adaptive": bool(p1[161 - 128] >> 3 & 1), "dump": True,
     }
+
+
+def threshold_bytes(image: dict[str, Any]) -> bytes | None:
+    """Page 02h bytes 128-199 (the ``ThresholdsBlock`` field: temperature, Vcc, Aux, Tx power, Tx bias, Rx
+    power thresholds) of a table image, copied from the real module dump its ``thresholds_dump`` names
+    (eqtune/emulate/images: bytes with their FBOSS source line); None for an image without one."""
+    name = image.get("thresholds_dump")
+    if not name:
+        return None
+    block = load_table().ThresholdsBlock
+    page = bytes(load_dump(str(name))["pages"]["02"])
+    return page[block.offset - 128: block.offset - 128 + block.size]

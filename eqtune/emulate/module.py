@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from eqtune.emulate.bus import EmuNack, EmuTimeout, RealClock, VirtualClock
-from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg, dump_names, dump_profile, load_dump
+from eqtune.emulate.cmis_table import DEFAULT_IMAGE, Reg, dump_names, dump_profile, load_dump, threshold_bytes
 from eqtune.emulate.datapath import EQ_REGS, ConfigStatus, DataPathMixin, DPState, T
 from eqtune.emulate.link import EmulatedLink
 from eqtune.emulate.module_state import ModuleStateMixin
@@ -119,6 +119,7 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
         else:
             raise ValueError(f"unknown module image {image!r}; images: {', '.join(sorted(T.images) + dump_names())}")
         self.image = image
+        self._image_cfg = img
         self._dump = load_dump(image) if img.get("dump") else None
         if link is None:
             link = EmulatedLink(channel or str(img.get("channel", "c2m-10in")), lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
@@ -346,6 +347,9 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
         self._defaults = {lane: self.link.active_codes(lane) for lane in range(1, self.lanes + 1)}
         if self.vdm:
             self._vdm.build()
+        thresholds = threshold_bytes(self._image_cfg)  # page 02h, from a real module's dump (cmis_table.toml)
+        if thresholds is not None:
+            self._set_bytes(T.ThresholdsBlock, thresholds)
         # adaptive Tx input EQ on by default (as shipped modules do), in staged and active sets;
         # tx_adaptive_on=False (resource option adaptive=0) powers up with the fixed tx_eq code instead
         mask = (1 << self.lanes) - 1 if self.tx_adaptive_on else 0

@@ -479,7 +479,7 @@ def session_status(records: list[dict[str, Any]]) -> str:
     for r in records[1:]:
         if r.get("type") == "end":
             status = str(r.get("status", "done"))
-        elif r.get("type") not in ("profile", "report", "push"):
+        elif r.get("type") not in ("profile", "report", "push", "watch_verify"):
             status = "interrupted"
     return status
 

@@ -267,7 +267,7 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
     for rec in view.records:
         t = rec.get("type")
         if t not in ("decision", "restore", "abort", "resume", "recovered", "end", "profile", "push", "verdict",
-                     "consent"):
+                     "consent", "watch_verify"):
             continue
         when = _utc_text(rec.get("t"))
         if t == "decision":
@@ -285,6 +285,8 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
         elif t == "consent":
             det = (f"traffic-down writes: {rec.get('choice')} ({rec.get('how')}), lane(s) "
                    f"{_lanes(rec.get('lanes'))}")
+        elif t == "watch_verify":  # the fleet watch's before/after of the lane (eqtune/watch/retune.py)
+            det = _watch_verify_text(rec)
         elif t == "end":
             det = f"status {rec.get('status')}" + (f" - {rec['message']}" if rec.get("message") else "")
         elif t == "profile":  # the file name only: the laptop's folders are not the customer's business
@@ -304,6 +306,20 @@ def render_report(view: SessionView, *, session_id: str = "", journal_path: Path
           f"({len(view.records)} records, sha256 {dg}).</p>")
     a("</body></html>\n")
     return "".join(p)
+
+
+def _watch_verify_text(rec: dict[str, Any]) -> str:
+    """The watch's verdict on the lane after this session: the readings before and after, each side's median."""
+    def ber(x: Any) -> str:
+        v = _count(x)
+        return "n/a" if v is None else ("0 (no error counted)" if v <= 0 else f"{v:.2e}")
+
+    snr = ""
+    if _count(rec.get("esnr_db_before")) is not None and _count(rec.get("esnr_db_after")) is not None:
+        snr = f", eSNR {float(rec['esnr_db_before']):.2f} -> {float(rec['esnr_db_after']):.2f} dB"
+    return (f"fleet watch, lane {rec.get('lane')}: {rec.get('verdict')}; pre-FEC BER {ber(rec.get('prefec_ber_before'))} "
+            f"-> {ber(rec.get('prefec_ber_after'))}{snr} (median of {rec.get('polls')} polls before the session and "
+            "after it)")
 
 
 def _lanes(lanes: Any) -> str:

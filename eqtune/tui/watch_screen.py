@@ -162,10 +162,12 @@ class WatchApp(App):
 
 
 def run_watch_tui(targets: list, *, interval_s: float, store: Any = None, exporter: Any = None, cfg: Any = None,
-                  count: int | None = None, duration_s: float | None = None) -> None:
+                  count: int | None = None, duration_s: float | None = None, **watcher_options: Any) -> None:
+    """``watcher_options``: further :class:`~eqtune.watch.poller.Watcher` settings (``consent_flag``,
+    ``sessions_dir``: the re-tune command and its verification, as in the line-mode watch)."""
     from eqtune.watch.poller import Watcher
 
-    watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg)
+    watcher = Watcher(targets, interval_s=interval_s, store=store, exporter=exporter, cfg=cfg, **watcher_options)
     try:
         WatchApp(watcher, count=count, duration_s=duration_s).run()
     finally:

@@ -1,11 +1,17 @@
-"""What to do about a flagged lane, in proportion to the evidence.
+"""What to do about a flagged lane, in proportion to the evidence and to what the module holds.
 
 * ``watch``: a change that is real but not (yet) harmful: a step or a thermal excess whose level and
   projection stay under the module's warning level, a trend that does not reach it within the horizon.
 * ``retune``: one lane of one module loses margin, past or projected past its warning level, while its
-  siblings do not (a thermal excess, a step after a link re-acquisition, a lane over its warning
-  level). Re-tuning that lane's equalization can restore margin; the command names the module, the
-  lane, the direction and the knobs, and the watch verifies the lane afterwards.
+  siblings do not, and the module holds that lane at a *fixed* Tx input EQ code (adaptive EQ off):
+  re-tuning the code can restore margin. The command names the module, the lane, the direction and
+  the knob, is built from the lane's live state (:class:`LaneState`: the code it holds, the module's
+  range, the apply method of eqtune.drivers.cmis_policy and the traffic-down consent of
+  eqtune.session.consent) and its profile, and the watch verifies the lane afterwards
+  (eqtune/watch/retune.py).
+* ``reseat``: the same harmful lane, but its Tx input EQ adapts already (AdaptiveInputEqEnableTx on,
+  page 11h byte 214) or the module has no fixed Tx input EQ: a re-tune of fixed codes is not expected
+  to restore it. A contact (reseat) or the module (swap if the lane stays) is what is left.
 * ``swap``: only what a swap fixes: most lanes of one module stepped or crossed together while the
   other modules on the same host/port group did not (the module itself), or a re-tune of the lane was
   verified and did not restore it.
@@ -19,12 +25,46 @@ equalizer, page 10h) in eqtune's knob names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, field
 from typing import Any
 
 from eqtune.watch.detect import Finding
 
-LEVELS = ("none", "watch", "retune", "check_host", "swap")
+LEVELS = ("none", "watch", "retune", "reseat", "check_host", "swap")
+
+
+@dataclass(frozen=True)
+class LaneState:
+    """What the module holds on one lane now, read from the module when the lane is flagged
+    (eqtune/watch/retune.py ``read_lane_state``), and what its profile says.
+
+    ``active``: the Active Control Set codes (page 11h); ``tx_adaptive``: AdaptiveInputEqEnableTx of
+    the lane (page 11h byte 214; None: not readable); ``tx_eq_max``: the fixed Tx input EQ range
+    (page 01h byte 153 bits 3-0; None: no fixed Tx input EQ); ``apply_trigger`` / ``apply_deinit`` /
+    ``traffic_down`` / ``max_duration_s``: the Apply procedure eqtune uses on this module
+    (eqtune.drivers.cmis_policy.method_for); ``profile`` / ``profile_codes``: the fleet CSV's profile
+    and its codes for the lane (None: no profile)."""
+
+    active: dict[str, int] = field(default_factory=dict)
+    tx_adaptive: bool | None = None
+    tx_eq_max: int | None = None
+    apply_trigger: str = ""
+    apply_deinit: bool = False
+    traffic_down: bool = False
+    max_duration_s: float | None = None
+    profile: str | None = None
+    profile_codes: dict[str, int] | None = None
+
+    def apply_text(self) -> str:
+        """How a write reaches the lane, in one clause."""
+        if not self.apply_trigger:
+            return "the module advertises no Apply procedure eqtune can use"
+        if not self.traffic_down:
+            return f"codes applied with {self.apply_trigger}, traffic stays up"
+        adv = "" if self.max_duration_s is None else f", up to {self.max_duration_s:g} s each"
+        return (f"codes applied with {self.apply_trigger}{' after DPDeinit' if self.apply_deinit else ''}: every "
+                f"write takes the lane's data path down{adv}; the consent flag below accepts those outages")
 
 
 @dataclass(frozen=True)
@@ -55,25 +95,44 @@ def _harmful(f: Finding) -> bool:
     return False
 
 
-def retune_command(resource: str, lane: int, channel: str | None, *, consent_flag: str | None = None) -> str:
+def retune_command(resource: str, lane: int, channel: str | None, *, consent_flag: str | None = None,
+                   sessions: str | None = None) -> str:
     """The live re-tune of one lane of one module (``eqtune tune --live``, docs/tuning.md): the
-    module's Tx input equalizer (``tx_eq``) against its own PRBS checker on that lane. The module
-    PRBS test takes the lane's traffic down, so ``consent_flag`` (the tune command's traffic-down
-    consent option, when it has one: the CLI passes it) is printed. It runs as printed against an
-    emulated module."""
-    parts = ["eqtune tune", channel or "CHANNEL", "--live", "--module", resource, "--lane", str(lane),
-             "--direction module_rx --knobs tx_eq --module-ber"]
+    module's Tx input equalizer (``tx_eq``) against its own PRBS checker on that lane.
+    ``consent_flag`` (the tune command's traffic-down consent option) is printed where the module's
+    Apply takes traffic down; ``sessions``: the sessions folder the watch reads the tuning journal
+    from (printed when the watch was given one). Every argument is shell-quoted: the command runs as
+    printed."""
+    parts = ["eqtune", "tune", channel or "CHANNEL", "--live", "--module", resource, "--lane", str(lane),
+             "--direction", "module_rx", "--knobs", "tx_eq", "--module-ber"]
     if consent_flag:
         parts.append(consent_flag)
-    return " ".join(parts)
+    if sessions:
+        parts += ["--sessions", str(sessions)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _profile_text(st: LaneState, lane: int) -> str:
+    if not st.profile:
+        return ""
+    if st.profile_codes is None:
+        return f"; its profile {st.profile} has no codes for lane {lane}"
+    want = st.profile_codes.get("tx_eq")
+    if want is None:
+        return f"; its profile {st.profile} leaves tx_eq to the module"
+    held = st.active.get("tx_eq")
+    return f"; its profile {st.profile} sets tx_eq={want}" + ("" if want == held else f", not {held}")
 
 
 def suggest(findings: list[Finding], *, resource: str, lane: int, channel: str | None = None,
             module_fraction: float = 0.0, group_fraction: float = 0.0, retune_failed: bool = False,
-            consent_flag: str | None = None) -> Action:
+            consent_flag: str | None = None, lane_state: LaneState | None = None,
+            sessions: str | None = None) -> Action:
     """The action for one lane. ``module_fraction``: the share of the module's lanes that hold a
     step/over finding now; ``group_fraction``: the share of the other modules in the lane's host/port
-    group whose lanes do; ``retune_failed``: a verified re-tune of this lane did not restore it."""
+    group whose lanes do; ``retune_failed``: a verified re-tune of this lane did not restore it;
+    ``lane_state``: what the module holds on the lane (None: not read; the re-tune is then suggested
+    as for a fixed-code lane, with ``consent_flag``)."""
     if not findings:
         return Action("none", "")
     kinds = {f.kind for f in findings}
@@ -89,10 +148,28 @@ def suggest(findings: list[Finding], *, resource: str, lane: int, channel: str |
         return Action("swap", f"swap or reseat module {resource}: a verified re-tune of {where} did not restore it")
     if harmful:
         thermal = "thermal" in kinds
-        why = ("its margin falls with temperature faster than its siblings'; tune it while the module is hot"
+        why = ("its margin falls with temperature faster than its siblings'"
                if thermal else "it is past (or heading past) the module's warning level while its siblings are not")
-        return Action("retune", f"re-tune {where} ({why}); the watch verifies it afterwards",
-                      retune_command(resource, lane, channel, consent_flag=consent_flag))
+        st = lane_state
+        if st is not None and st.tx_eq_max is None:
+            return Action("reseat", f"reseat module {resource} ({why} on lane {lane}): the module has no fixed Tx "
+                                    "input EQ to re-tune (page 01h byte 161 bit 2); swap it if the lane stays")
+        if st is not None and st.tx_adaptive:
+            return Action("reseat", f"reseat module {resource} and inspect the host connector of lane {lane} ({why}): "
+                                    "its Tx input EQ adapts already (AdaptiveInputEqEnableTx on, page 11h byte 214), "
+                                    "so a re-tune of fixed codes is not expected to restore it; swap the module if "
+                                    "the lane stays")
+        if st is None:
+            return Action("retune", f"re-tune {where} ({why}{'; tune it while the module is hot' if thermal else ''}); "
+                                    "the watch verifies it afterwards",
+                          retune_command(resource, lane, channel, consent_flag=consent_flag, sessions=sessions))
+        held = st.active.get("tx_eq")
+        text = (f"re-tune {where} ({why}{'; tune it while the module is hot' if thermal else ''}): it holds the fixed "
+                f"Tx input EQ code tx_eq={held} of 0..{st.tx_eq_max}{_profile_text(st, lane)}; direction module_rx "
+                f"(host TX -> module input), knob tx_eq, measured with the module's PRBS checker on lane {lane}; "
+                f"{st.apply_text()}; the watch verifies the lane afterwards")
+        flag = consent_flag if st.traffic_down else None
+        return Action("retune", text, retune_command(resource, lane, channel, consent_flag=flag, sessions=sessions))
     what = ", ".join(sorted(kinds))
     return Action("watch", f"watch {where} ({what}: still under the module's warning level); "
                            "`eqtune watch ack` when the change is understood")

@@ -420,6 +420,20 @@ class FleetDetector:
         self.thermal_held[:, m, lane] = False
         return had
 
+    def release(self, m: int, lane: int) -> bool:
+        """A verified repair (a re-tune the watch verified, eqtune/watch/retune.py): drop the lane's held
+        step and thermal findings and keep its baseline from before the step (frozen while the step
+        held), so the lane is judged against its healthy level again. True when something was held."""
+        had = bool(self.step[:, m, lane].any() or self.thermal_held[:, m, lane].any())
+        for k in range(2):
+            self.held.pop((k, m, lane), None)
+        self.step[:, m, lane] = False
+        self.thermal_held[:, m, lane] = False
+        self.run_up[:, m, lane] = 0
+        self.run_up_sum[:, m, lane] = 0.0
+        self.run_back[:, m, lane] = 0
+        return had
+
     # ------------------------------------------------------------------ findings
     def status(self, m: int, lane: int) -> dict[str, Any]:
         """Not findings: whether the lane is armed, its baseline and the smallest step it can see."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eqtune.jsonutil import finite_or_none
-from eqtune.watch.actions import suggest
+from eqtune.watch.actions import LaneState, suggest
 from eqtune.watch.detect import DetectConfig, Finding, FleetDetector, ModuleThresholds
 from eqtune.watch.frameloss import frame_loss
 from eqtune.watch.observe import ModuleSample, read_module
@@ -159,7 +159,8 @@ class Watcher:
                  opener: Callable[[str], CmisModule] | None = None, workers: int | None = None,
                  clock: Callable[[], float] = time.time,
                  on_module: Callable[[ModuleSample], None] | None = None, retain_days: float = 1.0,
-                 block_s: float = 900.0, consent_flag: str | None = None) -> None:
+                 block_s: float = 900.0, consent_flag: str | None = None,
+                 sessions_dir: str | None = None) -> None:
         if not targets:
             from eqtune.errors import InputError
 
@@ -192,6 +193,16 @@ class Watcher:
         self.retain_days, self.block_s = float(retain_days), float(block_s)
         self.identity: dict[str, dict[str, str]] = {}
         self.consent_flag = consent_flag  # printed in re-tune commands (the CLI knows the tune command's)
+        # the re-tune loop (eqtune/watch/retune.py): the flagged lanes' live state, and the verification
+        # of the re-tunes the watch suggested, from the tuning journals in ``sessions_dir``
+        from eqtune.watch.retune import RetuneVerifier
+
+        self.sessions_dir = sessions_dir
+        self.lane_states: dict[tuple[str, int], LaneState | None] = {}
+        self.verified: list[dict[str, Any]] = []  # every verdict of the watch, oldest first
+        self.verifier = RetuneVerifier(sessions_dir, polls=max(3, self.cfg.persist_count(self.interval_s)),
+                                       step_min_decades=self.cfg.step_min_decades, step_min_db=self.cfg.step_min_db,
+                                       store_path=str(getattr(store, "path", "")) or None)
         self._compacted = -float("inf")
         self.notes: list[str] = []
         self._slot = {t.resource: i for i, t in enumerate(targets)}
@@ -363,7 +374,12 @@ class Watcher:
                 fs = per_lane.get((m, lane), [])
                 act = suggest(fs, resource=s.resource, lane=lane, channel=tgt.channel, module_fraction=frac[m],
                               group_fraction=gfrac, retune_failed=key in self.retune_failed,
-                              consent_flag=self.consent_flag)
+                              consent_flag=self.consent_flag, lane_state=self._lane_state(tgt, lane, fs),
+                              sessions=self.sessions_dir)
+                if s.ok:
+                    self.verifier.observe(s.resource, lane, s.ts, vals.get("prefec_ber"), vals.get("esnr_db"),
+                                          retune_suggested=act.level == "retune", kinds=[f.kind for f in fs],
+                                          ber_warning=10.0 ** float(det.warn[0, m, lane - 1]))
                 last = arr[-1] if len(arr) else np.array([s.ts, np.nan, np.nan, np.nan])
                 st = LaneStatus(s.resource, lane, finite_or_none(last[1]), finite_or_none(last[2]),
                                 finite_or_none(last[3]), fs, str(act), _present(arr[:, 2]), _present(arr[:, 3]),
@@ -387,10 +403,52 @@ class Watcher:
             new_flags.append({"ts": imp["ts"], "resource": tgt.resource, "lane": imp["lane"] + 1, "kind": "improved",
                               "metric": imp["metric"], "evidence": {"before": imp["before"], "after": imp["after"]},
                               "action": "", "action_level": "none", "command": None, "labels": tgt.labels})
+        new_flags += self._verified()
         self.active = active
         self.last_cleared = cleared
         lanes.sort(key=lambda x: -x.risk(self.cfg))
         return lanes, new_flags, active
+
+    def _lane_state(self, target: WatchTarget, lane: int, findings: list[Finding]) -> LaneState | None:
+        """The flagged lane's live state, read once per flag (None: no finding, or unreadable)."""
+        from eqtune.errors import EqtuneError
+        from eqtune.watch.retune import read_lane_state
+
+        key = (target.resource, lane)
+        if not findings:
+            self.lane_states.pop(key, None)
+            return None
+        if self.lane_states.get(key) is not None:
+            return self.lane_states[key]
+        mod = self.modules.get(target.resource)
+        if mod is None:
+            return None
+        try:
+            with self._bus_locks[bus_key(target.resource)]:
+                self.lane_states[key] = read_lane_state(mod, lane, target.profile)
+        except (EqtuneError, OSError, TimeoutError, ValueError):
+            return None
+        return self.lane_states[key]
+
+    def _verified(self) -> list[dict[str, Any]]:
+        """The verdicts on re-tunes the watch suggested (eqtune/watch/retune.py), as store/output rows;
+        a lane not restored gets "swap" from now on."""
+        rows = []
+        for v in self.verifier.verdicts():
+            key = (v["resource"], v["lane"])
+            self.lane_states.pop(key, None)  # the session changed what the module holds
+            m = self._slot[v["resource"]]
+            if v["kind"] == "retune_not_restored":
+                self.retune_failed.add(key)
+            else:
+                self.retune_failed.discard(key)
+            if v["evidence"]["verdict"] == "restored" and self.detector is not None:
+                # back at its healthy level: the held step is over (the baseline from before it stands)
+                self.detector.release(m, v["lane"] - 1)
+            tgt = self.targets[m]
+            rows.append({**v, "action": "", "action_level": "none", "command": None, "labels": tgt.labels})
+        self.verified += rows
+        return rows
 
     # ------------------------------------------------------------------ the loop
     def run(self, *, count: int | None = None, duration_s: float | None = None,

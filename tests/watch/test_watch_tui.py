@@ -23,6 +23,13 @@ def _screen_lines(app: WatchApp) -> list[str]:
 
 
 def _fleet_watcher(fleet, clock: list[float]) -> Watcher:
+    # the planted lane runs a fixed Tx input EQ code (its best one, as a fleet's optics_si_settings would
+    # set it), so a re-tune is what the watch suggests there (an adaptive lane gets a reseat)
+    from eqtune.drivers.cmis import open_module
+
+    for m, lane in fleet.spec.planted:
+        with open_module(fleet.resources[m]) as mod:
+            mod.apply_eq({lane: {"tx_eq": 10}})
     return Watcher([WatchTarget(r, channel="c2m-10in") for r in fleet.resources], interval_s=10.0,
                    cfg=DetectConfig(), clock=lambda: clock[0])
 
