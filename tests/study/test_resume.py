@@ -37,7 +37,10 @@ def test_interrupt_and_resume(sig, workers, synth_spec_path, tmp_path):
     spec = load_spec(synth_spec_path)
     all_ids = {c.id for c in spec.combinations}
     out, log = tmp_path / "out", tmp_path / "computed.log"
-    proc = _start(synth_spec_path, out, log, workers)
+    # two combinations per task: chunked tasks, and few enough in flight that the interrupt leaves
+    # work undone in this 24-combination study (the automatic size would take ~4 per task)
+    chunk = ("--chunk", "2") if workers > 1 else ()
+    proc = _start(synth_spec_path, out, log, workers, *chunk)
     deadline = time.time() + 60
     while _rows_written(out) < 6:
         assert proc.poll() is None, proc.communicate()
@@ -54,7 +57,7 @@ def test_interrupt_and_resume(sig, workers, synth_spec_path, tmp_path):
     assert 6 <= len(before) < len(all_ids)
     n_log_before = len(log.read_text().splitlines())
 
-    proc = _start(synth_spec_path, out, log, workers, "--resume")
+    proc = _start(synth_spec_path, out, log, workers, "--resume", *chunk)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr
     rows = ResultStore(out).rows()
