@@ -111,9 +111,11 @@ class WorkerCpu:
         return (sum(self.last[p] - self.first[p] for p in self.first) / n) if n else None
 
 
-def run(spec, workers: int, backend: str, executor: str = "local", malloc: str = "set") -> dict:
+def run(spec, workers: int, backend: str, executor: str = "local", malloc: str = "set",
+        chunk: int | None = None) -> dict:
     """One study run; figures per combination. ``executor`` local (serial / process pool) or dask (a
-    LocalCluster of ``workers`` worker processes, one thread each, dask's default configuration)."""
+    LocalCluster of ``workers`` worker processes, one thread each, dask's default configuration);
+    ``chunk``: combinations per task (None: the study's automatic size)."""
     import statistics
 
     from eqtune.study import run_study
@@ -133,7 +135,7 @@ def run(spec, workers: int, backend: str, executor: str = "local", malloc: str =
         out = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-study-"))
         load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
-        res = run_study(spec, out, compute=BACKENDS[backend], report=False, progress=meter, **kw)
+        res = run_study(spec, out, compute=BACKENDS[backend], report=False, progress=meter, chunk=chunk, **kw)
         wall = time.perf_counter() - t0
         load1 = os.getloadavg()[0]
     rows = res.rows
@@ -143,7 +145,7 @@ def run(spec, workers: int, backend: str, executor: str = "local", malloc: str =
     errors = res.summary["errors"]
     if errors:
         print(f"warning: {len(errors)} combinations failed, first: {errors[0]['error']}", file=sys.stderr)
-    return {"executor": executor, "workers": workers, "malloc": malloc, "combinations": n,
+    return {"executor": executor, "workers": workers, "malloc": malloc, "chunk": chunk or "auto", "combinations": n,
             "wall_s": round(wall, 2), "wall_per_combination_s": round(wall / n, 4),
             # task CPU: each task's own thread, summed (includes a worker's first-task imports)
             "task_cpu_s": round(sum(cpu), 2), "cpu_per_combination_s": round(sum(cpu) / n, 4),
@@ -183,40 +185,49 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run dask with 1 worker and malloc left as dask starts it (EQTUNE_STUDY_MALLOC=leave)")
     ap.add_argument("--rounds", type=int, default=1, help="repeat every configuration, interleaved (default 1)")
     ap.add_argument("--backend", default="sim", choices=["sim", "synthetic"])
+    ap.add_argument("--chunks", default="auto",
+                    help="combinations per task to compare, e.g. 1,auto (default auto: the study's own sizing)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--save", type=Path, help="also write the JSON results to this file")
     args = ap.parse_args(argv)
     n_req = FULL if args.full else args.combos
     workers = [int(w) for w in args.workers.split(",")]
     executors = [e.strip() for e in args.executors.split(",") if e.strip()]
-    configs = [(e, w, "set") for e in executors for w in workers]
+    chunks = [None if c.strip() == "auto" else int(c) for c in args.chunks.split(",")]
+    configs = [(e, w, "set", c) for e in executors for w in workers for c in chunks]
     if args.malloc_ablation:
-        configs.append(("dask", 1, "leave"))
+        configs.append(("dask", 1, "leave", chunks[-1]))
     runs: list[dict] = []
     for _round in range(args.rounds):
-        for executor, w, malloc in configs:  # interleaved: each round runs every configuration once
+        for executor, w, malloc, chunk in configs:  # interleaved: each round runs every configuration once
             spec = subset(bench_spec(Path.cwd()), n_req)
-            runs.append(run(spec, w, args.backend, executor, malloc))
+            runs.append(run(spec, w, args.backend, executor, malloc, chunk))
     best: dict[tuple, dict] = {}
     for r in runs:  # per configuration: the round with the least task CPU (the least disturbed)
-        key = (r["executor"], r["workers"], r["malloc"])
+        key = (r["executor"], r["workers"], r["malloc"], r["chunk"])
         if key not in best or r["cpu_per_combination_s"] < best[key]["cpu_per_combination_s"]:
             best[key] = r
     out: dict = {"backend": args.backend, "cpu_count": os.cpu_count(), "worker_blas_threads": _worker_blas_threads(),
                  "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "rounds": args.rounds, "runs": runs}
     ratios: dict = {}
+    main_chunk = chunks[-1] or "auto"  # the CPU and speed-up ratios compare runs of the last --chunks value
     for w in workers:
-        d, loc = best.get(("dask", w, "set")), best.get(("local", w, "set"))
+        d, loc = best.get(("dask", w, "set", main_chunk)), best.get(("local", w, "set", main_chunk))
         ratios[f"dask_to_local_task_cpu_{w}w"] = _ratio(d, loc, "cpu_per_combination_s")
         ratios[f"dask_to_local_task_cpu_median_{w}w"] = _ratio(d, loc, "cpu_median_s")
         ratios[f"dask_to_local_process_cpu_{w}w"] = _ratio(d, loc, "worker_process_cpu_per_combination_s")
     for e in executors:
-        one, two = best.get((e, 1, "set")), best.get((e, 2, "set"))
+        one, two = best.get((e, 1, "set", main_chunk)), best.get((e, 2, "set", main_chunk))
         if one and two:
             ratios[f"speedup_1_to_2_{e}"] = round(one["wall_s"] / two["wall_s"], 2)
             ratios[f"cpu_inflation_2_workers_{e}"] = _ratio(two, one, "cpu_per_combination_s")
-    if ("dask", 1, "leave") in best:
-        ratios["dask_malloc_left_to_set_task_cpu"] = _ratio(best[("dask", 1, "leave")], best.get(("dask", 1, "set")),
+        for w in workers:  # batching: wall per combination with one combination a task / chunked
+            single, chunked = best.get((e, w, "set", 1)), best.get((e, w, "set", "auto"))
+            if single and chunked and w > 1:
+                ratios[f"wall_chunk1_to_auto_{e}_{w}w"] = _ratio(single, chunked, "wall_s")
+    if ("dask", 1, "leave", main_chunk) in best:
+        ratios["dask_malloc_left_to_set_task_cpu"] = _ratio(best[("dask", 1, "leave", main_chunk)],
+                                                            best.get(("dask", 1, "set", main_chunk)),
                                                             "cpu_per_combination_s")
     out["ratios"] = {k: v for k, v in ratios.items() if v is not None}
     if args.save:
@@ -227,11 +238,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"backend {args.backend}, {os.cpu_count()} cores, BLAS threads per worker: {out['worker_blas_threads']}, "
           f"{args.rounds} round(s), interleaved")
-    print(f"{'executor':>8} {'w':>2} {'malloc':>6} {'combos':>6} {'wall s':>7} {'task CPU':>9} {'median':>7} "
+    print(f"{'executor':>8} {'w':>2} {'malloc':>6} {'chunk':>5} {'combos':>6} {'wall s':>7} {'task CPU':>9} {'median':>7} "
           f"{'process CPU':>11} {'faults':>7} {'load before/after':>17}")
     for r in runs:
         proc = r["worker_process_cpu_per_combination_s"]
-        print(f"{r['executor']:>8} {r['workers']:>2} {r['malloc']:>6} {r['combinations']:>6} {r['wall_s']:>7.1f} "
+        print(f"{r['executor']:>8} {r['workers']:>2} {r['malloc']:>6} {r['chunk']:>5} {r['combinations']:>6} {r['wall_s']:>7.1f} "
               f"{r['cpu_per_combination_s'] * 1000:>7.0f}ms {(r['cpu_median_s'] or 0) * 1000:>5.0f}ms "
               f"{(proc or 0) * 1000:>9.0f}ms {r['page_faults_median'] or 0:>7} "
               f"{r['loadavg_1min_before']:>8.2f}/{r['loadavg_1min_after']:<8.2f}")

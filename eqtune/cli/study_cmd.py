@@ -27,11 +27,14 @@ def _default_out(spec_path: str) -> str:
 @click.option("--resume", is_flag=True, help="Continue an interrupted study in --out (finished rows are kept).")
 @click.option("--backend", type=click.Choice(["sim", "synthetic"]), default="sim", show_default=True,
               help="sim: the eye engine; synthetic: an analytic stand-in to try the machinery quickly.")
+@click.option("--chunk", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Combinations per task on workers/dask (default: sized to ~0.5 s of work each). "
+                   "Results are the same whatever N.")
 @click.option("--no-report", is_flag=True, help="Skip the HTML report.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | None, resume: bool, backend: str,
-          no_report: bool, as_json: bool, quiet: bool) -> None:
+          chunk: int | None, no_report: bool, as_json: bool, quiet: bool) -> None:
     """Run a study: every channel x SerDes profile, baseline / tuned / robust codes over the corners.
 
     SPEC is a study TOML (see channels/studies/example.toml) or a fleet CSV of links (server, port,
@@ -56,7 +59,7 @@ def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | 
         with bar:
             result = run_study(spec_obj, out, workers=n_workers, scheduler=scheduler, resume=resume,
                                compute=BACKENDS[backend], detail=DETAILS[backend], progress=progress_cb,
-                               report=not no_report, on_interrupt=_stopping)
+                               report=not no_report, on_interrupt=_stopping, chunk=chunk)
     except KeyboardInterrupt as exc:
         click.echo(f"eqtune: {exc or 'interrupted'}; continue with: eqtune study {spec} --out {out} --resume",
                    err=True)

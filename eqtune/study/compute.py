@@ -27,6 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -94,11 +95,41 @@ def verdict(combo: Combination, per_corner: Sequence[Mapping[str, float]], names
     return "fail", reasons_first
 
 
-def _search_grid(model: LinkModel, n_corners: int) -> tuple[np.ndarray, list[EqPoint], list[list[dict]]]:
+@dataclass(frozen=True)
+class GridMeasures:
+    """Every grid point measured at one corner, as columns: ``margin`` and the METRICS, one array
+    each (NaN where a metric is not finite, the margin -1e3 there, as ``LinkModel.measure`` does)."""
+
+    columns: Mapping[str, np.ndarray]
+
+    def row(self, j: int) -> dict[str, float]:
+        """Point ``j`` as ``LinkModel.measure`` hands it out (None for a metric that is not finite)."""
+        out: dict[str, Any] = {k: finite_or_none(self.columns[k][j]) for k in METRICS}
+        out["margin"] = float(self.columns["margin"][j])
+        return out
+
+
+def _columns(rows: Sequence[Mapping[str, float | None]]) -> GridMeasures:
+    """Per-point dicts (``LinkModel.measure``) as columns."""
+    cols = {k: np.array([np.nan if m.get(k) is None else m[k] for m in rows], dtype=float)
+            for k in (*METRICS, "margin")}
+    return GridMeasures(cols)
+
+
+def measure_grid(model: LinkModel, corner: int, grid: np.ndarray) -> GridMeasures:
+    """Every row of ``grid`` (columns ``model.space.names``) at ``corner``: the model's own vectorized
+    ``measure_grid`` when it has one, else ``measure`` on the points (the same figures either way:
+    ``tests/study/test_batched.py``)."""
+    fn = getattr(model, "measure_grid", None)
+    if fn is not None:
+        got: GridMeasures = fn(corner, grid)
+        return got
+    return _columns(model.measure(corner, [model.space.to_point(r) for r in grid]))
+
+
+def _search_grid(model: LinkModel, n_corners: int) -> tuple[np.ndarray, list[GridMeasures]]:
     grid = model.space.grid()
-    points = [model.space.to_point(r) for r in grid]
-    per = [model.measure(ci, points) for ci in range(n_corners)]
-    return grid, points, per
+    return grid, [measure_grid(model, ci, grid) for ci in range(n_corners)]
 
 
 class _WorstSource:
@@ -151,14 +182,14 @@ def solve(combo: Combination, model: LinkModel) -> dict[str, Any]:
     size = len(space.grid()) if space.size() <= 10 * max(combo.tune.exhaustive_max, 1) else space.size()
     use_grid = combo.tune.method == "grid" or (combo.tune.method == "auto" and size <= combo.tune.exhaustive_max)
     if use_grid:
-        _grid, points, per = _search_grid(model, nc)
-        margins = np.array([[m["margin"] for m in per[ci]] for ci in range(nc)])
+        grid, per = _search_grid(model, nc)
+        margins = np.array([per[ci].columns["margin"] for ci in range(nc)])
         j_tuned = int(np.argmax(margins[0]))
         j_robust = int(np.argmax(margins.min(axis=0)))
-        tuned_pt, robust_pt = points[j_tuned], points[j_robust]
-        tuned_m = per[0][j_tuned]
-        robust_pc = [per[ci][j_robust] for ci in range(nc)]
-        n_evals = len(points) * nc + nc
+        tuned_pt, robust_pt = space.to_point(grid[j_tuned]), space.to_point(grid[j_robust])
+        tuned_m = per[0].row(j_tuned)
+        robust_pc = [per[ci].row(j_robust) for ci in range(nc)]
+        n_evals = len(grid) * nc + nc
         method = "grid"
     else:
         tuned_pt, n1 = _bayes(model, [0], combo.tune.budget, combo.seed)
@@ -444,18 +475,19 @@ class SyntheticModel:
             eh -= (1.8 if k.name != RX_AMP else 3.0) * (x[:, j] - opt) ** 2
         return eh
 
+    def measure_grid(self, corner: int, grid: np.ndarray) -> GridMeasures:
+        """Every row of ``grid`` (columns ``space.names``) at ``corner``, vectorized."""
+        x = np.asarray(grid, dtype=float).reshape(len(grid), -1)
+        eh = self._eh(self.combo.corners[corner], x)
+        cols = {"eye_height_min_mv": eh, "vec_db": 20 * np.log10(200.0 / np.maximum(eh, 1.0)),
+                "com_db": eh / 8.0, "eye_width_ui": np.clip(0.2 + eh / 250.0, 0, 1)}
+        cols["margin"] = cols[OBJECTIVE_METRIC[self.combo.tune.objective]]
+        return GridMeasures(cols)
+
     def measure(self, corner: int, points: Sequence[EqPoint]) -> list[dict[str, float]]:
         x = np.array([[float(p[n]) for n in self.space.names] for p in points]).reshape(len(points), -1)
-        eh = self._eh(self.combo.corners[corner], x)
-        metric = OBJECTIVE_METRIC[self.combo.tune.objective]
-        out = []
-        for e in eh:
-            e = float(e)
-            m = {"eye_height_min_mv": e, "vec_db": float(20 * np.log10(200.0 / max(e, 1.0))),
-                 "com_db": e / 8.0, "eye_width_ui": float(np.clip(0.2 + e / 250.0, 0, 1))}
-            m["margin"] = m[metric]
-            out.append(m)
-        return out
+        got = self.measure_grid(corner, x)
+        return [{k: float(v[j]) for k, v in got.columns.items()} for j in range(len(points))]
 
     def floor(self, corner: int, point: EqPoint, bers: Sequence[float]) -> dict[str, dict[str, Any]]:
         from eqtune.study.berfloor import q_of_ber

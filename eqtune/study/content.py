@@ -93,6 +93,7 @@ class ContentPacker:
         self.blobs: dict[str, bytes] = {}
         self._files: dict[str, FileRef] = {}
         self._channels: dict[str, ChannelContent] = {}
+        self._by_ref: dict[str, ChannelContent] = {}  # the reference as the spec gives it -> content
 
     def file(self, path: Path) -> FileRef:
         key = str(path.resolve())
@@ -111,10 +112,14 @@ class ContentPacker:
         """The content of the channel file behind ``ref`` (a library name or a path)."""
         from eqtune.channel.library import resolve
 
+        got = self._by_ref.get(ref.ref)  # every variant of a sweep names the same base: resolve it once
+        if got is not None:
+            return got
         path = resolve(ref.ref)
         key = str(path.resolve())
         got = self._channels.get(key)
         if got is not None:
+            self._by_ref[ref.ref] = got
             return got
         if path.suffix.lower() != ".toml":
             f = self.file(path)
@@ -135,7 +140,7 @@ class ContentPacker:
             for raw, f in sorted(files.items()):
                 h.update(f"\0{raw}\0{f.digest}".encode())
             got = ChannelContent(h.hexdigest(), path.stem, str(path), doc, tuple(sorted(files.items())))
-        self._channels[key] = got
+        self._channels[key] = self._by_ref[ref.ref] = got
         return got
 
     def profile(self, profile: str | None) -> FileRef | None:

@@ -35,6 +35,10 @@ img{max-width:100%}code{font-size:.9em}.small{color:#666;font-size:.85em}
 """
 
 
+#: rows of the ranked table at most (a 100,000-row table is a 60 MB page no browser scrolls)
+TABLE_MAX = 2000
+
+
 def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")  # a bare Figure renders with Agg
@@ -211,12 +215,21 @@ def render_report(spec: StudySpec, rows: Sequence[Mapping[str, str]], summary: M
                 out.append("</table>")
             if det and det.get("note"):
                 out.append(f"<p class='small'>{_esc(det['note'])}</p>")
-    # ranked table
-    out.append(f"<h2>All links, worst first</h2><table><tr><th>#</th><th>channel</th><th>profile</th>"
+    # ranked table: every link of a study a browser can show; the worst TABLE_MAX of a larger one
+    ranked = _ranked_rows(rows)
+    shown = ranked[:TABLE_MAX]
+    title = "All links, worst first" if len(shown) == len(ranked) else \
+        f"The {len(shown):,} worst of {len(ranked):,} links"
+    out.append(f"<h2>{title}</h2>")
+    if len(shown) < len(ranked):
+        out.append(f"<p class='small'>Every row is in results.csv and results.sqlite; ask the store, e.g. "
+                   f"<code>eqtune study query OUT --worst 50 --corner {_esc(spec.combinations[0].corners[-1].name)}"
+                   "</code> or <code>--verdict fail</code>.</p>")
+    out.append(f"<table><tr><th>#</th><th>channel</th><th>profile</th>"
                f"<th>baseline ({units})</th><th>tuned ({units})</th><th>robust ({units})</th><th>worst corner</th>"
                f"<th>EH @ {_esc(floor_key)} (mV)</th><th>frame loss (KP4 CER, worst corner)</th><th>AI-ready</th>"
                "<th>robust codes</th><th>method</th><th>verdict</th><th>why</th></tr>")
-    for i, r in enumerate(_ranked_rows(rows), 1):
+    for i, r in enumerate(shown, 1):
         status = r.get("status")
         v = r.get("verdict") if status == "ok" else "error"
         why = r.get("fail_reasons") if status == "ok" else r.get("error")

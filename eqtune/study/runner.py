@@ -10,6 +10,7 @@ with ``resume=True`` computes exactly the missing combinations.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -17,7 +18,7 @@ import socket
 import statistics
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,28 @@ def _minor_faults() -> int | None:
 
 
 @dataclass(frozen=True)
+class TaskChunk:
+    """Several combinations sent as one task: one submission and one round trip for all of them.
+
+    A task of one combination costs the coordinator and a dask worker a few milliseconds of
+    scheduling, serialisation and messages whatever the combination costs itself; a chunk pays that
+    once. Every combination of a chunk is still computed by ``run_one`` on its own (its row, seed and
+    figures are those of an unchunked run) and stored under its own id, so resume and exactly-once
+    storage stay per combination. ``payload``: file bytes for the chunk's items, when the worker
+    asked for them (``eqtune.study.content``)."""
+
+    items: tuple[StudyItem | Combination, ...]
+    payload: Mapping[str, bytes] | None = None
+
+    @property
+    def index(self) -> int:
+        return self.items[0].index
+
+    def with_payload(self, payload: Mapping[str, bytes]) -> TaskChunk:
+        return TaskChunk(self.items, dict(payload))
+
+
+@dataclass(frozen=True)
 class StudyTask:
     """What a worker runs per combination (the same on every executor).
 
@@ -99,11 +122,16 @@ class StudyTask:
     compute: Compute
     prepare: bool = True
 
-    def __call__(self, item: StudyItem | Combination) -> dict[str, Any]:
+    def __call__(self, item: StudyItem | Combination | TaskChunk) -> Any:
         if self.prepare:
             from eqtune.study.worker import prepare_worker
 
             prepare_worker()
+        if isinstance(item, TaskChunk):
+            return self._chunk(item)
+        return self._one(item)
+
+    def _one(self, item: StudyItem | Combination) -> dict[str, Any]:
         if isinstance(item, Combination):
             return run_one(self.compute, item)
         from eqtune.study.content import NEED_CONTENT, materialize, worker_combination
@@ -112,6 +140,63 @@ class StudyTask:
         if missing:
             return {NEED_CONTENT: missing, "id": item.combo.id}
         return run_one(self.compute, item.combo, worker_combination(item))
+
+    def _chunk(self, chunk: TaskChunk) -> list[dict[str, Any]] | dict[str, Any]:
+        """Rows of every combination of ``chunk`` in order; ``{NEED_CONTENT: [...]}`` (nothing
+        computed) when this host lacks files of any of them."""
+        import dataclasses
+
+        from eqtune.study.content import materialize
+
+        items = [dataclasses.replace(it, payload=chunk.payload) if isinstance(it, StudyItem) and chunk.payload
+                 else it for it in chunk.items]
+        missing = sorted({d for it in items if isinstance(it, StudyItem) for d in materialize(it)})
+        if missing:
+            return {NEED_CONTENT: missing, "id": chunk.items[0].combo.id if isinstance(chunk.items[0], StudyItem)
+                    else chunk.items[0].id}
+        return [self._one(it) for it in items]
+
+
+#: a chunk is sized to last about this long (s) on a worker, from the rows stored so far
+CHUNK_TARGET_S = 0.5
+CHUNK_MAX = 256
+
+
+class ChunkSizer:
+    """How many combinations the next task carries: ``fixed`` if given, else adaptive (1 until rows
+    arrive, then about ``CHUNK_TARGET_S`` of work by the median per-combination time of the last
+    rows, between 1 and ``CHUNK_MAX``). The size changes only how work is grouped into tasks, never
+    a result; a short target keeps an interrupt's wait and a lost worker's re-run short."""
+
+    def __init__(self, fixed: int | None = None, window: int = 64) -> None:
+        self.fixed = fixed
+        self._recent: list[float] = []
+        self._window = window
+
+    def observe(self, row: Mapping[str, Any]) -> None:
+        t = row.get("elapsed_s")
+        if isinstance(t, int | float) and math.isfinite(t) and t >= 0:
+            self._recent.append(float(t))
+            del self._recent[: -self._window]
+
+    def size(self) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        if not self._recent:
+            return 1
+        per = max(statistics.median(self._recent), 1e-6)
+        return max(1, min(CHUNK_MAX, int(CHUNK_TARGET_S / per)))
+
+
+def _chunked(items: Iterator[StudyItem | Combination], sizer: ChunkSizer) -> Iterator[TaskChunk]:
+    """Consecutive items (spec order: the profiles of one channel variant are neighbours, so a
+    worker's engine cache serves them) grouped into chunks of ``sizer.size()`` at the time each
+    chunk is formed."""
+    while True:
+        chunk = tuple(itertools.islice(items, sizer.size()))
+        if not chunk:
+            return
+        yield TaskChunk(chunk)
 
 
 def _item(packer: ContentPacker, combo: Combination) -> StudyItem | Combination:
@@ -132,13 +217,20 @@ def default_compute() -> Compute:
 def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, scheduler: str | None = None,
               client: Any = None, resume: bool = False, compute: Compute | None = None,
               progress: Progress | None = None, report: bool = True, detail: Callable | None = None,
-              max_in_flight: int | None = None, on_interrupt: Callable[[], None] | None = None) -> StudyResult:
+              max_in_flight: int | None = None, on_interrupt: Callable[[], None] | None = None,
+              chunk: int | None = None) -> StudyResult:
     """Run (or resume) ``spec`` into ``out_dir``. See the module docstring.
 
     Ctrl-C (SIGINT) once: no new combination starts, the running ones finish and are saved, then
     ``KeyboardInterrupt`` is raised (``on_interrupt()`` is called when the first one arrives);
     twice: stop at once. Either way every finished row is on disk and ``resume=True`` continues.
+
+    ``chunk``: combinations per task on local processes and dask (``TaskChunk``); None sizes chunks
+    to about ``CHUNK_TARGET_S`` of work each (``ChunkSizer``). The serial executor computes one
+    combination at a time, so each row is on disk before the next starts.
     """
+    if chunk is not None and chunk < 1:
+        raise InputError(f"--chunk must be >= 1 combination per task, got {chunk}")
     out = Path(out_dir)
     store = ResultStore(out)
     if store.done_ids() and not resume:
@@ -158,10 +250,11 @@ def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, schedul
             with open_executor(workers, scheduler, client=client) as (executor, info):
                 info_desc = info.description
                 store.open()
-                # serial: one at a time, so every finished row is on disk before the next starts
-                # processes: two per worker (one running, one queued); dask: four per thread, so a
-                # worker never waits a network round trip for its next task (a lost worker's tasks
-                # are rescheduled by dask, and a row is stored once whatever happens)
+                # tasks in flight. serial: one combination at a time, so every finished row is on
+                # disk before the next starts. processes: two tasks (chunks of combinations) per
+                # worker (one running, one queued); dask: four per thread, so a worker never waits a
+                # network round trip for its next task (a lost worker's tasks are rescheduled by
+                # dask, and a row is stored once whatever happens)
                 window = max_in_flight or (1 if info.kind == "serial" else
                                            (4 if info.kind == "dask" else 2) * info.workers)
                 task = StudyTask(compute, prepare=info.kind != "serial")
@@ -171,22 +264,27 @@ def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, schedul
 
                 def resubmit(item: Any, result: Mapping[str, Any]) -> Any:
                     # a worker lacks some channel/profile files: the same task again, with their bytes
-                    need = result.get(NEED_CONTENT)
+                    need = result.get(NEED_CONTENT) if isinstance(result, dict) else None
                     return item.with_payload(packer.payload(need)) if need and item.payload is None else None
 
                 try:
                     with stop.installed():
-                        items = (_item(packer, c) for c in todo)
-                        for _item_done, row in run_tasks(executor, task, items, max_in_flight=window,
-                                                         stop=stop.is_set, resubmit=resubmit):
-                            if NEED_CONTENT in row:
-                                raise StudyError(f"a worker did not accept the files of {row['id']} "
+                        items: Iterator[Any] = (_item(packer, c) for c in todo)
+                        sizer = ChunkSizer(chunk)
+                        if info.kind != "serial":
+                            items = _chunked(items, sizer)
+                        for _item_done, result in run_tasks(executor, task, items, max_in_flight=window,
+                                                            stop=stop.is_set, resubmit=resubmit):
+                            if isinstance(result, dict) and NEED_CONTENT in result:
+                                raise StudyError(f"a worker did not accept the files of {result['id']} "
                                                  "(content digests did not match)")
-                            store.append(row)
-                            computed += 1
-                            n_done += 1
-                            if progress is not None:
-                                progress(row, n_done, total)
+                            for row in result if isinstance(result, list) else [result]:
+                                store.append(row)
+                                sizer.observe(row)
+                                computed += 1
+                                n_done += 1
+                                if progress is not None:
+                                    progress(row, n_done, total)
                     interrupted = stop.is_set() and computed < len(todo)
                 except KeyboardInterrupt:  # the second Ctrl-C (or one outside the main thread)
                     interrupted = True

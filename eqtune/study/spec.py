@@ -12,7 +12,8 @@ Format (all tables optional except a channel source)::
     [study]   name, seed (0), target_ber (1e-6), direction (host_rx | module_rx | serdes),
               ber_floor ([1e-12, 1e-15]), report_worst (3)
     [[channels]]  library = NAME | file = PATH | base = NAME|PATH with sweep.{length_in | length_mm,
-              material, temperature_c, crosstalk} = [values...] (cross product); label = TEXT
+              material, temperature_c, crosstalk} = [values...] (cross product); label = TEXT;
+              a numeric sweep may be a range: sweep.length_in = {from = 3, to = 15.5, step = 0.1}
     [corners] temperature_c = [25, 85], crosstalk = [true, false]    (cross product) or
     [[corners]] name, temperature_c, crosstalk                         (explicit list)
     [[pass]]  eye_height_min_mv, vec_max_db, com_min_db, eye_width_min_ui  (AND within, OR across)
@@ -307,6 +308,48 @@ def _resolve_file(raw: str, base_dir: Path, where: str) -> str:
     return str(p.resolve())
 
 
+#: a sweep range (``sweep.length_in = {from = 3, to = 15.5, step = 0.1}``) expands to at most this many values
+RANGE_MAX = 1_000_000
+_RANGE_SCHEMA = Schema((Field("from", "number"), Field("to", "number"),
+                        Field("step", "number", gt=0, hint="the distance between two values, > 0")))
+_RANGE_KEYS = ("length_in", "length_mm", "temperature_c")
+
+
+def expand_range(value: Mapping[str, Any], where: str) -> list[float]:
+    """``{from, to, step}`` -> ``[from, from + step, ..., to]`` (``to`` included when it falls on the
+    step), each value the float nearest the decimal ``from + i * step`` (so ``{from = 3, to = 3.3,
+    step = 0.1}`` gives 3.0, 3.1, 3.2, 3.3, the numbers a list would spell, not 3.3000000000000003)."""
+    from decimal import Decimal
+
+    r = validate(value, _RANGE_SCHEMA, where="", path=where)
+    missing = [k for k in ("from", "to", "step") if k not in r]
+    if missing:
+        raise _fail(where, f"a range needs from, to and step (missing {', '.join(missing)}), "
+                    "e.g. {from = 3, to = 15.5, step = 0.1}, or give a list of values")
+    start, stop, step = (Decimal(repr(float(r[k]))) for k in ("from", "to", "step"))
+    if stop < start:
+        raise _fail(where, f"to ({r['to']:g}) is below from ({r['from']:g})")
+    n = int((stop - start) / step) + 1
+    if n > RANGE_MAX:
+        raise _fail(where, f"the range has {n:,} values (at most {RANGE_MAX:,}): use a larger step")
+    return [float(start + i * step) for i in range(n)]
+
+
+def _expand_sweep_ranges(row: Any, where: str) -> Any:
+    """A channel row with its sweep ranges expanded to lists (anything else is left to the schema)."""
+    sweep = row.get("sweep") if isinstance(row, dict) else None
+    if not isinstance(sweep, dict) or not any(isinstance(v, dict) for v in sweep.values()):
+        return row
+    expanded = dict(sweep)
+    for key, v in sweep.items():
+        if isinstance(v, dict):
+            if key not in _RANGE_KEYS:
+                raise _fail(f"{where}.sweep.{key}", f"a range is for {', '.join(_RANGE_KEYS)}; give {key} "
+                            "as a list of values")
+            expanded[key] = expand_range(v, f"{where}.sweep.{key}")
+    return {**row, "sweep": expanded}
+
+
 def _parse_channels(data: Any, base_dir: Path) -> list[ChannelRef]:
     if data is None:
         raise _fail("channels", "missing: add at least one [[channels]] table (library, file or base+sweep)")
@@ -316,7 +359,7 @@ def _parse_channels(data: Any, base_dir: Path) -> list[ChannelRef]:
         where = f"channels[{i}]"
         if isinstance(row, str):
             row = {"library": row}
-        row = validate(row, CHANNEL_ROW_SCHEMA, where="", path=where)
+        row = validate(_expand_sweep_ranges(row, where), CHANNEL_ROW_SCHEMA, where="", path=where)
         given = [k for k in ("library", "file", "base") if k in row]
         if len(given) != 1:
             raise _fail(where, "give exactly one of library = NAME, file = PATH or base = NAME|PATH (with sweep)")

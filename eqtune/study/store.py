@@ -227,7 +227,23 @@ class ResultStore:
         return int(got[0][0]) if got else 0
 
     def corners(self) -> list[str]:
-        return [r[0] for r in self._select("SELECT DISTINCT corner FROM corner_margins ORDER BY corner")]
+        """The corner names stored, sorted: one index seek per corner (a study has a handful), not a
+        scan of every (combination, corner) row as ``SELECT DISTINCT`` does (~130 ms at 100,000
+        combinations x 2 corners, against ~0.1 ms)."""
+        db = self._reader()
+        if db is None:
+            return []
+        out: list[str] = []
+        try:
+            while True:
+                got = db.execute("SELECT min(corner) FROM corner_margins WHERE corner > ?",
+                                 (out[-1] if out else "",)).fetchone()
+                if got is None or got[0] is None:
+                    return out
+                out.append(got[0])
+        finally:
+            if db is not self._db:
+                db.close()
 
     def worst(self, n: int = 20, *, corner: str | None = None, verdict: str | None = None) -> list[WorstRow]:
         """The ``n`` finished combinations with the lowest robust-code margin: at ``corner`` (a corner

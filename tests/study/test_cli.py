@@ -127,6 +127,22 @@ def test_eta_ignores_rows_of_earlier_runs():
     assert eta.computed == 11
 
 
+def test_eta_of_rows_arriving_in_bursts_uses_the_time_span():
+    from eqtune.study.progress import StudyEta
+
+    now = [0.0]
+    eta = StudyEta(100_000, window=50, span_s=30.0, clock=lambda: now[0])
+    done = 0
+    for _burst in range(40):  # a chunk of 200 rows every 2 s: 100 rows/s
+        now[0] += 2.0
+        for _ in range(200):
+            done += 1
+            eta.update(done)
+    # the last 50 rows came in one burst (a zero span); the rate is the one of the last 30 s
+    assert eta.rate() == __import__("pytest").approx(100.0, rel=0.01)
+    assert eta.seconds_left() == __import__("pytest").approx((100_000 - done) / 100.0, rel=0.01)
+
+
 def test_study_query_ranks_by_corner_from_the_store(synth_spec_path, tmp_path):
     from eqtune.study.store import ResultStore
 

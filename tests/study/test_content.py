@@ -64,3 +64,28 @@ def test_bytes_that_do_not_match_their_digest_are_refused(tmp_path, own_content_
     with pytest.raises(ConfigError, match="do not match their digest"):
         content._write(ref, b"other bytes")
     assert not (own_content_dir / ref.digest / "a.s4p").exists()
+
+
+def test_a_chunk_asks_once_for_the_files_of_all_its_combinations(tmp_path, own_content_dir):
+    from eqtune.study.compute import synthetic
+    from eqtune.study.runner import TaskChunk
+
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copy(channels_dir() / "c2m-10in-xtalk.toml", site / "board.toml")
+    for f in ("osfp-connector.s4p", "c2m-10in-fext1.s4p", "c2m-10in-fext2.s4p", "c2m-10in-next1.s4p"):
+        shutil.copy(channels_dir() / f, site / f)
+    spec = parse_spec({"channels": [{"base": str(site / "board.toml"), "sweep": {"length_in": [4, 6, 8]}},
+                                    {"library": "c2m-4in"}], "tune": {"knobs": ["rx_amp"]}}, base_dir=tmp_path)
+    packer = content.ContentPacker()
+    chunk = TaskChunk(tuple(packer.item(c) for c in spec.combinations))
+    expected = [run_one(synthetic, c) for c in spec.combinations]
+    site.rename(tmp_path / "gone")
+    task = StudyTask(synthetic, prepare=False)
+    asked = task(chunk)
+    want = sorted({f.digest for it in chunk.items for _r, f in it.channel.files})
+    assert isinstance(asked, dict) and asked[content.NEED_CONTENT] == want  # each file once
+    rows = task(chunk.with_payload(packer.payload(asked[content.NEED_CONTENT])))
+    assert [r["id"] for r in rows] == [c.id for c in spec.combinations]
+    assert comparable(rows) == comparable(expected)
+    assert comparable(task(chunk)) == comparable(expected)  # on this host now: computed at once

@@ -3,7 +3,8 @@ nothing and duplicates nothing.
 
 The kill window is made, not hoped for: the study's progress callback, which runs after a row is
 stored, kills a worker the scheduler reports as processing a task, once the first results are in.
-Each synthetic task lasts 0.2 s, so the victim is inside a task when it dies.
+Each synthetic combination lasts 0.2 s, so the victim is inside a task when it dies; with 4
+combinations a task it dies inside a chunk whose first rows it has computed but not delivered.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from eqtune.study.store import ResultStore
 
 
 @pytest.mark.slow
-def test_a_killed_dask_worker_loses_and_duplicates_nothing(synth_spec_path, tmp_path):
+@pytest.mark.parametrize("chunk", [None, 4])  # automatic chunks (2 here), and 4 combinations a task
+def test_a_killed_dask_worker_loses_and_duplicates_nothing(chunk, synth_spec_path, tmp_path):
     distributed = pytest.importorskip("distributed")
     log = tmp_path / "computed.log"
     spec = load_spec(synth_spec_path)
@@ -43,7 +45,8 @@ def test_a_killed_dask_worker_loses_and_duplicates_nothing(synth_spec_path, tmp_
                 killed["at"] = done
                 os.kill(killed["pid"], signal.SIGKILL)
 
-        res = run_study(spec, tmp_path / "out", client=client, compute=synthetic, progress=progress, report=False)
+        res = run_study(spec, tmp_path / "out", client=client, compute=synthetic, progress=progress, report=False,
+                        chunk=chunk)
     assert killed and killed["at"] < len(all_ids) - 4, f"the worker was not killed mid-study: {killed}"
     with pytest.raises(ProcessLookupError):
         os.kill(killed["pid"], 0)  # it is gone

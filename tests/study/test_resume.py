@@ -35,8 +35,10 @@ def test_interrupt_and_resume(sig, workers, synth_spec_path, tmp_path):
     spec = load_spec(synth_spec_path)
     all_ids = {c.id for c in spec.combinations}
     out, log = tmp_path / "out", tmp_path / "computed.log"
+    # two combinations per task with 2 workers: chunked tasks are interrupted and resumed too
+    chunk = ("--chunk", "2") if workers > 1 else ()
     gate = tmp_path / "gate.open"
-    proc = _start(synth_spec_path, out, log, workers, gate=gate)
+    proc = _start(synth_spec_path, out, log, workers, *chunk, gate=gate)
     deadline = time.time() + 60
     # Six computations finished: every later one now waits at the gate, so the study is held part-way
     # (the signal cannot come too late, however loaded the machine is).
@@ -60,7 +62,7 @@ def test_interrupt_and_resume(sig, workers, synth_spec_path, tmp_path):
         assert len(before) >= 6
     n_log_before = len(log.read_text().splitlines())
 
-    proc = _start(synth_spec_path, out, log, workers, "--resume")
+    proc = _start(synth_spec_path, out, log, workers, "--resume", *chunk)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr
     rows = ResultStore(out).rows()

@@ -85,3 +85,47 @@ def test_corner_tables_and_lists(tmp_path):
     spec = parse_spec({"channels": ["c2m-4in"], "corners": {"temperature_c": [25, 85], "crosstalk": [True, False]}},
                       base_dir=tmp_path)
     assert [c.name for c in spec.combinations[0].corners] == ["25C", "25C-noxt", "85C", "85C-noxt"]
+
+
+_RANGE_SPEC = """
+[[channels]]
+base = "c2m-10in"
+sweep.length_in = {sweep}
+sweep.material = ["megtron6", "fr4"]
+"""
+
+
+def test_a_sweep_range_gives_the_combinations_of_the_same_list(tmp_path):
+    ranged = _parse(_RANGE_SPEC.format(sweep="{ from = 3, to = 3.3, step = 0.1 }"), tmp_path)
+    listed = _parse(_RANGE_SPEC.format(sweep="[3.0, 3.1, 3.2, 3.3]"), tmp_path)
+    assert [c.id for c in ranged.combinations] == [c.id for c in listed.combinations]
+    assert [c.channel.param("length_in") for c in ranged.combinations[::2]] == [3.0, 3.1, 3.2, 3.3]
+
+
+@pytest.mark.parametrize("sweep, words", [
+    ("{ from = 3, to = 5 }", "needs from, to and step (missing step)"),
+    ("{ from = 5, to = 3, step = 1 }", "below from"),
+    ("{ from = 3, to = 5, step = 0 }", "step"),
+    ("{ from = 0, to = 1e9, step = 1 }", "at most 1,000,000"),
+    ("{ from = 3, to = 5, step = 1, by = 2 }", "by"),
+])
+def test_a_bad_sweep_range_names_the_field(sweep, words, tmp_path):
+    with pytest.raises(ConfigError, match="channels\\[0\\].sweep.length_in") as exc:
+        _parse(_RANGE_SPEC.format(sweep=sweep), tmp_path)
+    assert words in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def test_a_range_is_refused_for_a_material(tmp_path):
+    text = '[[channels]]\nbase = "c2m-10in"\nsweep.material = { from = 1, to = 2, step = 1 }\n'
+    with pytest.raises(ConfigError, match="sweep.material.*list of values"):
+        _parse(text, tmp_path)
+
+
+@pytest.mark.slow
+def test_the_shipped_100000_combination_spec_expands():
+    spec = load_spec(ROOT / "docs" / "study-screen-100k.toml")
+    assert len(spec.combinations) == 100_000
+    assert [c.name for c in spec.combinations[0].corners] == ["25C", "85C"]
+    lengths = sorted({c.channel.param("length_in") for c in spec.combinations})
+    assert len(lengths) == 12_500 and lengths[0] == 3.0 and lengths[-1] == 15.499 and 4.217 in lengths

@@ -116,3 +116,15 @@ def test_a_100000_row_store_answers_the_worst_20_at_85C_quickly(tmp_path):
     assert got[0].margin == min(_margins(i)["85C"]["robust"] for i in range(n))
     print(f"worst 20 at 85C of {n} rows: {t_index * 1000:.1f} ms; reading every row: {t_scan * 1000:.0f} ms")
     assert t_index < t_scan / 10
+
+
+def test_corners_are_every_stored_corner_name_sorted(tmp_path):
+    assert ResultStore(tmp_path / "none").corners() == []
+    names = ["85C-noxt", "-40C", "25C", "85C"]
+    with ResultStore(tmp_path) as st:
+        assert st.corners() == []
+        for i in range(30):
+            st.append({"id": f"c{i}", "index": i, "status": "ok",
+                       "corner_margins": {n: {"baseline": float(i), "robust": float(i + k)}
+                                          for k, n in enumerate(names[: 1 + i % 4])}})
+    assert ResultStore(tmp_path).corners() == sorted(names)
