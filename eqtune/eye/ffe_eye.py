@@ -43,9 +43,9 @@ from eqtune.arrays import FloatArray
 from eqtune.errors import InputError
 from eqtune.eye.dj_noise import jitter_slope_v_per_ui, noise_autocorrelation
 from eqtune.eye.mmse import mmse_rx_ffe, ui_samples
-from eqtune.eye.stateye import eye_heights_at_ber
+from eqtune.eye.stateye import eye_heights_at_ber, symbol_error_ratio
 from eqtune.serdes import filters
-from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, TX_FFE_KNOBS
+from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, TX_EQ, TX_FFE_KNOBS
 
 if TYPE_CHECKING:  # the engine is not imported at run time (this module is imported by it lazily)
     from eqtune.eye.engine import EyeEngine
@@ -109,6 +109,7 @@ class FfeEye:
     noise_sigma_mv: float
     fom_db: float
     ber_target: float
+    ser_estimate: float  # symbol errors per symbol, thresholds mid-way (the engine's ber_estimate convention)
     eq: dict[str, float]
     reference_eye_height_min_mv: float
     ffe_limited: bool
@@ -121,7 +122,7 @@ class FfeEye:
         return {"eye_height_mv": self.eye_height_mv, "eye_height_min_mv": self.eye_height_min_mv,
                 "cursor_mv": self.cursor_mv, "ffe_taps": self.ffe_taps, "ffe_n_pre": self.n_pre,
                 "dfe_taps": self.dfe_taps, "noise_sigma_mv": self.noise_sigma_mv, "fom_db": self.fom_db,
-                "ber_target": self.ber_target, "eq": self.eq,
+                "ber_target": self.ber_target, "ber_estimate": self.ser_estimate, "eq": self.eq,
                 "reference_eye_height_min_mv": self.reference_eye_height_min_mv,
                 "ffe_limited": self.ffe_limited, "dfe_limited": self.dfe_limited}
 
@@ -140,24 +141,36 @@ def apply_ffe(pulse_v: FloatArray, taps: FloatArray, n_pre: int, samples_per_ui:
     return out
 
 
-def rx_filter(engine: EyeEngine, freqs_hz: FloatArray, gdc_db: float, gdc2_db: float) -> np.ndarray:
-    """The host receiver's CTLE (802.3ck form, 120F) x AFE (93A-20) at ``freqs_hz``, as the engine builds it."""
+def rx_filter(engine: EyeEngine, freqs_hz: FloatArray, eq: Mapping[str, float]) -> np.ndarray:
+    """The receiver's CTLE x AFE (93A-20) at ``freqs_hz``, as the engine builds it: the host CTLE (802.3ck
+    form, 120F) in the serdes direction, the module's Tx-input peaking CTLE (93A-22 form, code ``tx_eq``)
+    in the module_rx direction."""
+    fb = engine.baud_gbd * 1e9
+    h_r = filters.butterworth4(freqs_hz, engine.profile.rx.fr_fb * fb)
+    if engine.direction == "module_rx":
+        m = engine.profile.module
+        gdc = filters.peaking_ctle_gdc_db(np.array([float(eq[TX_EQ]) * m.tx_eq_db_per_code]), fb / 2,
+                                          fz_hz=m.tx_input_fz_ghz * 1e9, fp1_hz=m.tx_input_fp1_ghz * 1e9,
+                                          fp2_hz=m.tx_input_fp2_ghz * 1e9)
+        h = filters.ctle_com(freqs_hz, float(gdc[0]), fz_hz=m.tx_input_fz_ghz * 1e9, fp1_hz=m.tx_input_fp1_ghz * 1e9,
+                             fp2_hz=m.tx_input_fp2_ghz * 1e9)
+        return np.asarray(h * h_r)
     c = engine.profile.rx.ctle
-    h = filters.ctle_com(freqs_hz, gdc_db, gdc2_db, fz_hz=c.fz_ghz * 1e9, fp1_hz=c.fp1_ghz * 1e9,
-                         fp2_hz=c.fp2_ghz * 1e9, flf_hz=c.flf_ghz * 1e9 if c.flf_ghz else None)
-    ret: np.ndarray = h * filters.butterworth4(freqs_hz, engine.profile.rx.fr_fb * engine.baud_gbd * 1e9)
-    return ret
+    h = filters.ctle_com(freqs_hz, eq.get(CTLE_GDC, 0.0), eq.get(CTLE_GDC2, 0.0), fz_hz=c.fz_ghz * 1e9,
+                         fp1_hz=c.fp1_ghz * 1e9, fp2_hz=c.fp2_ghz * 1e9, flf_hz=c.flf_ghz * 1e9 if c.flf_ghz else None)
+    return np.asarray(h * h_r)
 
 
 def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: RxFfe | None = None,
             ber: float | None = None) -> FfeEye:
     """The statistical eye of ``point`` with the MMSE Rx FFE receiver ``rx`` (module docstring)."""
-    if engine.direction != "serdes":
-        raise InputError(f"the Rx FFE eye models a host receiver: use direction 'serdes', not {engine.direction!r}")
+    if engine.direction not in ("serdes", "module_rx"):
+        raise InputError(f"the Rx FFE eye models the receiver at the end of a host TX: use direction 'serdes' or "
+                         f"'module_rx', not {engine.direction!r}")
     rx = rx or RxFfe()
     ber = engine.ber if ber is None else float(ber)
     ref = engine.evaluate(point, ber=ber)
-    eq = {k: float(v) for k, v in ref.eq.items() if k in TX_FFE_KNOBS or k in (CTLE_GDC, CTLE_GDC2)}
+    eq = {k: float(v) for k, v in ref.eq.items() if k in TX_FFE_KNOBS or k in (CTLE_GDC, CTLE_GDC2, TX_EQ)}
     pr = engine.pulse_response(eq)
     pr0 = engine.pulse_response({**eq, **{k: 0.0 for k in eq if k in TX_FFE_KNOBS}})
     if pr0.t_s.size != pr.t_s.size or abs(pr0.t_s[0] - pr.t_s[0]) > 1e-15:
@@ -165,7 +178,8 @@ def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: 
     p, p0, m = pr.pulse_v, pr0.pulse_v, pr.samples_per_ui
     nz = engine.profile.noise
     f = np.fft.rfftfreq(NOISE_RECORD_UI * m, engine.dt_s)
-    h_rx = rx_filter(engine, f, eq.get(CTLE_GDC, 0.0), eq.get(CTLE_GDC2, 0.0))
+    h_rx = rx_filter(engine, f, eq)
+    eta0 = engine.profile.module.tx_input_eta0_v2_per_ghz if engine.direction == "module_rx" else nz.eta0_v2_per_ghz
     var_x = float(engine.sigma_x2)
     peak = int(np.argmax(p))
     cands = np.arange(max(peak - m // 2, rx.n_pre * m), min(peak + m // 2, p.size - (rx.n_dfe + 2) * m) + 1)
@@ -173,7 +187,7 @@ def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: 
     n_post = (p.size - 1 - int(cands.min())) // m
     h = np.stack([ui_samples(p, m, int(k), n_before, n_post) for k in cands])
     terms = [noise_autocorrelation(victim_pulse_v=p, samples_per_ui=m, cursor_sample=int(k), ui_s=engine.ui_s,
-                                   var_x=var_x, eta0_v2_per_ghz=nz.eta0_v2_per_ghz, h_rx=h_rx,
+                                   var_x=var_x, eta0_v2_per_ghz=eta0, h_rx=h_rx,
                                    tx_noise_pulse_v=p0, snr_tx_db=nz.snr_tx_db, a_dd_ui=nz.a_dd_ui,
                                    sigma_rj_ui=nz.sigma_rj_ui, n_lags=rx.n_taps) for k in cands]
     rn = np.stack([t.total for t in terms])
@@ -196,18 +210,20 @@ def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: 
     res[dfe_rows] -= b[n_idx[dfe_rows] - 1] * g
     res = res[n_idx != 0]
     hj_all = jitter_slope_v_per_ui(q, m, k % m)  # 93A-28 slope at each UI sample
-    own = k // m  # the cursor's own slope: level-dependent jitter of the decided symbol
-    hj0, hj = float(hj_all[own]), np.delete(hj_all, own)
+    i_cur = k // m  # the cursor's own slope: level-dependent jitter of the decided symbol
+    hj0, hj = float(hj_all[i_cur]), np.delete(hj_all, i_cur)
     gauss = terms[best].rx + terms[best].tx
     lag = np.abs(np.arange(rx.n_taps)[:, None] - np.arange(rx.n_taps)[None, :])
     s_noise2 = float(w @ gauss[lag] @ w)  # receiver + transmitter noise through the FFE
     s2 = s_noise2 + var_x * nz.sigma_rj_ui**2 * float(np.sum(hj**2))
     cursors = np.concatenate([res, nz.a_dd_ui * hj])
-    eh, _ = eye_heights_at_ber(cursors, float(np.sqrt(s2)), engine.levels, g, ber, engine.k_exact,
-                               own_dd_v=nz.a_dd_ui * hj0, own_rj_v=nz.sigma_rj_ui * hj0)
+    own = {"own_dd_v": nz.a_dd_ui * hj0, "own_rj_v": nz.sigma_rj_ui * hj0}
+    eh, _ = eye_heights_at_ber(cursors, float(np.sqrt(s2)), engine.levels, g, ber, engine.k_exact, **own)
+    ser = symbol_error_ratio(cursors, float(np.sqrt(s2)), engine.levels, g, engine.k_exact, **own)
     return FfeEye(eye_height_mv=(eh * 1e3).tolist(), eye_height_min_mv=float(eh.min() * 1e3), cursor_mv=g * 1e3,
                   ffe_taps=w.tolist(), dfe_taps=b.tolist(), n_pre=rx.n_pre, sample_time_s=float(pr.t_s[k - pad]),
                   noise_sigma_mv=float(np.sqrt(s_noise2) * 1e3), fom_db=float(sol.fom_db[best]), ber_target=ber,
+                  ser_estimate=ser,
                   eq={**eq, **{k2: v for k2, v in ref.eq.items() if k2 == "tx_c0"}},
                   reference_eye_height_min_mv=float(ref.eye_height_min_mv),
                   ffe_limited=bool(sol.ffe_limited[best]), dfe_limited=bool(sol.dfe_limited[best]),

@@ -234,3 +234,23 @@ def eye_heights_at_ber(cursors_v: np.ndarray, sigma_v: float, levels: np.ndarray
     q_mag = pdf.quantile(ber)
     q = q_mag[np.searchsorted(mags, np.round(np.abs(lv), 12))]
     return np.diff(lv) * float(h0_v) - q[:-1] - q[1:], q
+
+
+def symbol_error_ratio(cursors_v: np.ndarray, sigma_v: float, levels: np.ndarray, h0_v: float, k_exact: int = 16,
+                       *, own_dd_v: float = 0.0, own_rj_v: float = 0.0) -> float:
+    """Symbol error ratio of the receiver of :func:`eye_heights_at_ber` with thresholds mid-way between the
+    levels: (1/L) sum over eyes of P(level i crosses up) + P(level i+1 crosses down), each the tail of its
+    level's distribution at half the eye's spacing (the engine's stage-B estimate, per level here)."""
+    lv = np.asarray(levels, dtype=float)
+    mags = np.unique(np.round(np.abs(lv), 12))
+    big, rest2 = split_exact(np.atleast_2d(np.asarray(cursors_v, dtype=float)), k_exact)
+    sig = np.sqrt(float(sigma_v) ** 2 + symbol_variance(lv.size) * rest2 + (mags * own_rj_v) ** 2)
+    pdf = InterferencePdf(np.repeat(big, mags.size, axis=0), sig, mags * abs(own_dd_v), lv,
+                          h0_v=np.full(mags.size, abs(float(h0_v))))
+    row = np.searchsorted(mags, np.round(np.abs(lv), 12))
+    half = np.diff(lv) * float(h0_v) / 2.0
+    if np.any(half <= 0):
+        return 1.0 - 1.0 / lv.size
+    up = [float(pdf.row_tail(int(row[i]), np.array([half[i]]))[0]) for i in range(half.size)]
+    down = [float(pdf.row_tail(int(row[i + 1]), np.array([half[i]]))[0]) for i in range(half.size)]
+    return float(min(1.0 - 1.0 / lv.size, (sum(up) + sum(down)) / lv.size))

@@ -124,5 +124,5 @@ def test_bad_receiver_is_refused_in_one_line():
     with pytest.raises(InputError, match="pre-cursor taps"):
         RxFfe(n_taps=4, n_pre=4)
     eng = EyeEngine(_channel(6), PROFILE, direction="host_rx")
-    with pytest.raises(InputError, match="direction 'serdes'"):
+    with pytest.raises(InputError, match="direction 'serdes' or 'module_rx'"):
         ffe_eye(eng, {})
