@@ -112,8 +112,11 @@ def test_level_dependent_own_jitter_closed_form():
     lv = symbol_levels(4, 0.95)
     eh, q = eye_heights_at_ber(np.zeros(1), 0.002, lv, 0.05, BER, own_dd_v=0.001)
     sig = 0.002
-    exact = [brentq(lambda y, d=abs(a) * 0.001: 0.5 * (ndtr(-(y - d) / sig) + ndtr(-(y + d) / sig)) - BER, 0, 0.1)
-             for a in lv]
+
+    def tail_minus_ber(y: float, d: float) -> float:
+        return float(0.5 * (ndtr(-(y - d) / sig) + ndtr(-(y + d) / sig)) - BER)
+
+    exact = [brentq(tail_minus_ber, 0, 0.1, args=(abs(a) * 0.001,)) for a in lv]
     assert q == pytest.approx(exact, rel=2e-3)
     assert eh == pytest.approx(np.diff(lv) * 0.05 - q[:-1] - q[1:], rel=1e-12)
 
@@ -126,3 +129,21 @@ def test_bad_receiver_is_refused_in_one_line():
     eng = EyeEngine(_channel(6), PROFILE, direction="host_rx")
     with pytest.raises(InputError, match="direction 'serdes' or 'module_rx'"):
         ffe_eye(eng, {})
+
+
+def test_eye_command_reports_the_rx_ffe_receiver():
+    import json
+
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    args = ["eye", "c2m-224g-6in", "--direction", "serdes", "--tx-ffe=-0.1,0.9,0", "--ber", "1e-3", "--rx-ffe", "15,6"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "with an Rx FFE (15 taps, 6 pre, MMSE-adapted) + 1-tap DFE" in r.output
+    js = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    direct = ffe_eye(EyeEngine(_channel(6), PROFILE, direction="serdes", ber=BER), {"tx_cm1": -0.1})
+    assert js["rx_ffe"]["eye_height_min_mv"] == pytest.approx(direct.eye_height_min_mv, rel=1e-9)
+    bad = CliRunner().invoke(main, ["eye", "c2m-224g-6in", "--direction", "serdes", "--rx-ffe", "15"])
+    assert bad.exit_code == 2 and "give TAPS,PRE" in bad.output
