@@ -41,6 +41,7 @@ import numpy as np
 
 from eqtune.arrays import FloatArray
 from eqtune.errors import InputError
+from eqtune.jsonutil import JsonValue, to_json_dict
 from eqtune.eye.dj_noise import jitter_slope_v_per_ui, noise_autocorrelation
 from eqtune.eye.mmse import mmse_rx_ffe, ui_samples
 from eqtune.eye.stateye import eye_heights_at_ber, symbol_error_ratio
@@ -118,13 +119,13 @@ class FfeEye:
     samples_per_ui: int = field(repr=False, default=32)
     cursor_index: int = field(repr=False, default=0)
 
-    def to_dict(self) -> dict[str, object]:
-        return {"eye_height_mv": self.eye_height_mv, "eye_height_min_mv": self.eye_height_min_mv,
+    def to_dict(self) -> dict[str, JsonValue]:
+        return to_json_dict({"eye_height_mv": self.eye_height_mv, "eye_height_min_mv": self.eye_height_min_mv,
                 "cursor_mv": self.cursor_mv, "ffe_taps": self.ffe_taps, "ffe_n_pre": self.n_pre,
                 "dfe_taps": self.dfe_taps, "noise_sigma_mv": self.noise_sigma_mv, "fom_db": self.fom_db,
                 "ber_target": self.ber_target, "ber_estimate": self.ser_estimate, "eq": self.eq,
                 "reference_eye_height_min_mv": self.reference_eye_height_min_mv,
-                "ffe_limited": self.ffe_limited, "dfe_limited": self.dfe_limited}
+                "ffe_limited": self.ffe_limited, "dfe_limited": self.dfe_limited})
 
 
 def apply_ffe(pulse_v: FloatArray, taps: FloatArray, n_pre: int, samples_per_ui: int) -> FloatArray:
@@ -177,7 +178,7 @@ def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: 
         raise InputError("the pulse without TX FFE is not on the victim's time grid; give the CTLE explicitly")
     p, p0, m = pr.pulse_v, pr0.pulse_v, pr.samples_per_ui
     nz = engine.profile.noise
-    f = np.fft.rfftfreq(NOISE_RECORD_UI * m, engine.dt_s)
+    f = np.asarray(np.fft.rfftfreq(NOISE_RECORD_UI * m, engine.dt_s), dtype=np.float64)
     h_rx = rx_filter(engine, f, eq)
     eta0 = engine.profile.module.tx_input_eta0_v2_per_ghz if engine.direction == "module_rx" else nz.eta0_v2_per_ghz
     var_x = float(engine.sigma_x2)
