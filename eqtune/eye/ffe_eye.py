@@ -41,10 +41,10 @@ import numpy as np
 
 from eqtune.arrays import FloatArray
 from eqtune.errors import InputError
-from eqtune.jsonutil import JsonValue, to_json_dict
 from eqtune.eye.dj_noise import jitter_slope_v_per_ui, noise_autocorrelation
 from eqtune.eye.mmse import mmse_rx_ffe, ui_samples
 from eqtune.eye.stateye import eye_heights_at_ber, symbol_error_ratio
+from eqtune.jsonutil import JsonValue, to_json_dict
 from eqtune.serdes import filters
 from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, TX_EQ, TX_FFE_KNOBS
 
