@@ -79,11 +79,15 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--plot", "plot", default=None, metavar="FILE.png", help="Stat eye, bathtubs and pulse response.")
 @click.option("--text", "as_text", is_flag=True,
               help="Also draw the statistical eye in the terminal (ASCII; one UI around the sampling phase).")
+@click.option("--rx-ffe", "rx_ffe", default=None, metavar="TAPS,PRE",
+              help="Also the eye of a DSP receiver: CTLE, then an MMSE-adapted Rx FFE of TAPS taps (PRE before the "
+                   "cursor) + 1-tap DFE, e.g. 15,6 (the 802.3dj KR reference's fixed taps); serdes or module_rx.")
 @channel_file_options
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
         samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool,
-        sampling: str | None = None, file_lane: int | None = None, extrapolate: str = "none") -> None:
+        sampling: str | None = None, file_lane: int | None = None, extrapolate: str = "none",
+        rx_ffe: str | None = None) -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -120,9 +124,16 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     if ignored:
         raise InputError(f"{', '.join(ignored)} do(es) not act in direction {direction}: "
                          f"use {', '.join(eng.knob_names)} or another --direction")
+    ffe_rx = _rx_ffe(rx_ffe, direction) if rx_ffe is not None else None
     res = eng.evaluate(point)
     d = res.to_dict()
     d["channel"] = ch.name
+    fe = None
+    if ffe_rx is not None:
+        from eqtune.eye.ffe_eye import ffe_eye
+
+        fe = ffe_eye(eng, point, rx=ffe_rx)
+        d["rx_ffe"] = fe.to_dict()
     extrapolated = cast("list[dict[str, Any]]", ch.meta.get("extrapolated") or [])
     d["extrapolated"] = cast("Any", extrapolated)
     d["profile"] = eng.profile.name
@@ -154,6 +165,12 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                f"SER estimate {res.ber_estimate:.2e}")
     click.echo(f"RS(544,514) codeword error ratio {fec.codeword_error_ratio:.2e} (DFE bursts: mean "
                f"{fec.mean_burst_symbols:.2f} symbols; precoding {'on' if precoding else 'off'})")
+    if fe is not None:
+        click.echo(f"with an Rx FFE ({len(fe.ffe_taps)} taps, {fe.n_pre} pre, MMSE-adapted) + {len(fe.dfe_taps)}-tap "
+                   f"DFE at the same TX/CTLE: eye height " + ", ".join(f"{h:.1f}" for h in fe.eye_height_mv)
+                   + f" mV (min {fe.eye_height_min_mv:.1f} mV)   SER estimate {fe.ser_estimate:.2e}")
+        click.echo("  FFE taps " + " ".join(f"{w:+.3f}" for w in fe.ffe_taps)
+                   + "   DFE " + " ".join(f"{b:.3f}" for b in fe.dfe_taps))
     if plot:
         click.echo(f"plot: {plot}")
     if as_text:
@@ -163,6 +180,20 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                    f"({res.sample_phase_ui:+.3f} UI); columns span one UI:")
         for row in engine_text_eye(eng, res):
             click.echo("  " + row)
+
+
+def _rx_ffe(text: str, direction: str):
+    """``--rx-ffe TAPS,PRE`` -> the receiver (the DFE and tap limits: the 802.3dj KR reference's)."""
+    from eqtune.errors import InputError
+    from eqtune.eye.ffe_eye import RxFfe
+
+    if direction not in ("serdes", "module_rx"):
+        raise InputError(f"--rx-ffe models the receiver after a host TX: use --direction serdes or module_rx, "
+                         f"not {direction}")
+    v = _floats(text, "--rx-ffe")
+    if len(v) != 2 or any(x != int(x) for x in v):
+        raise InputError(f"--rx-ffe {text!r}: give TAPS,PRE as two integers, e.g. 15,6")
+    return RxFfe(n_taps=int(v[0]), n_pre=int(v[1]))
 
 
 def _plot(eng, res, path: str, title: str) -> None:

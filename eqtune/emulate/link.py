@@ -115,8 +115,18 @@ def surrogate_quality(loss_db: float, tx_eq_max: int = 10, noise_mv: float = 5.5
     return model
 
 
+#: The module's Tx-input receiver models (``EmulatedLink(receiver=...)``, image key ``module_receiver``):
+#: "ctle" = the peaking CTLE code ``tx_eq`` only (the eye engine's module_rx direction, a 100G-class CDR);
+#: "mmse-ffe" = that CTLE, then a DSP receiver: a 15-tap Rx FFE (6 pre-cursor taps) + 1-tap DFE whose taps the
+#: module adapts itself by minimum mean-squared error at every code and lane (the 802.3dj / 178A reference
+#: receiver's structure, ``eqtune.eye.ffe_eye``). Its BER estimate is the symbol error ratio with thresholds
+#: mid-way, the eye engine's ``ber_estimate`` convention.
+MODULE_RECEIVERS = ("ctle", "mmse-ffe")
+
+
 def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndarray,
-                        host_tx: Mapping[str, float] | None = None) -> tuple[QualityModel, Any, dict]:
+                        host_tx: Mapping[str, float] | None = None,
+                        receiver: str = "ctle") -> tuple[QualityModel, Any, dict]:
     """Quality model from the eye engine; raises ImportError/Exception when unavailable."""
     from eqtune.eye import EyeEngine  # noqa: F401 - availability probe
     from eqtune.eye.host_tx import pick_host_tx
@@ -155,7 +165,13 @@ def _eye_engine_quality(channel_name_or_obj: Any, lanes: int, spread_db: np.ndar
         point = {k: float(v) for k, v in codes.items()}
         if direction == "module_rx":
             point = {**host_tx, **point}
-        res = engine(direction, lane, extra_loss_db).evaluate(point)
+        eng = engine(direction, lane, extra_loss_db)
+        if direction == "module_rx" and receiver == "mmse-ffe":
+            from eqtune.eye.ffe_eye import ffe_eye
+
+            fe = ffe_eye(eng, point)  # the module's own MMSE adaptation of its FFE and DFE at this code
+            return {**fe.to_dict(), "ber_estimate": min(max(fe.ser_estimate, 1e-30), 0.5), "receiver": receiver}
+        res = eng.evaluate(point)
         d = res.to_dict() if hasattr(res, "to_dict") else dict(vars(res))
         d.setdefault("ber_estimate", getattr(res, "ber_estimate", 0.5))
         d.setdefault("eye_height_min_mv", getattr(res, "eye_height_min_mv", 0.0))
@@ -276,9 +292,12 @@ class EmulatedLink:
     def __init__(self, channel: Any = "c2m-10in", lanes: int = 8, seed: int | None = None, noise: bool = True,
                  *, quality: QualityModel | None = None, lane_spread_db: float = 0.6,
                  rate_gbd: float | None = None, modulation: str | None = None, tx_eq_max: int = 10,
-                 host_tx: Mapping[str, float] | None = None) -> None:
+                 host_tx: Mapping[str, float] | None = None, receiver: str = "ctle") -> None:
         if not 1 <= lanes <= 8:
             raise ValueError("lanes must be 1..8")
+        if receiver not in MODULE_RECEIVERS:
+            raise ValueError(f"module receiver {receiver!r}: use one of {', '.join(MODULE_RECEIVERS)}")
+        self.receiver = receiver
         self.lanes = lanes
         self.noise = noise
         self.seed = seed
@@ -299,7 +318,8 @@ class EmulatedLink:
             self.quality_source = "injected"
         else:
             try:
-                self._quality, ch, self.host_tx = _eye_engine_quality(channel, lanes, self.lane_spread_db, host_tx)
+                self._quality, ch, self.host_tx = _eye_engine_quality(channel, lanes, self.lane_spread_db, host_tx,
+                                                                      receiver)
                 baud, mod = float(ch.baud_gbd), str(ch.modulation)
                 self.quality_source = "eye-engine"
             except Exception as exc:  # noqa: BLE001 - engine or channel library not available

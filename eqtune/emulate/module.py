@@ -122,7 +122,8 @@ class EmulatedModule(ModuleStateMixin, DataPathMixin, PrbsCheckerMixin):
         self._image_cfg = img
         self._dump = load_dump(image) if img.get("dump") else None
         if link is None:
-            link = EmulatedLink(channel or str(img.get("channel", "c2m-10in")), lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max)
+            link = EmulatedLink(channel or str(img.get("channel", "c2m-10in")), lanes=lanes or int(img["lanes"]), seed=seed, noise=noise, tx_eq_max=tx_eq_max,
+                                receiver=str(img.get("module_receiver", "ctle")))
         self.link = link
         self.lanes = link.lanes
         self.name = name

@@ -208,3 +208,49 @@ class InterferencePdf:
         qf = float(self._quantile(P_FLOOR)[k])
         z = q_factor(P_FLOOR) + (y_v - qf) / self.sigma_v[k]
         return np.where(y_v > qf, norm_sf(z), out)
+
+
+
+def eye_heights_at_ber(cursors_v: np.ndarray, sigma_v: float, levels: np.ndarray, h0_v: float, ber: float,
+                       k_exact: int = 16, *, own_dd_v: float = 0.0, own_rj_v: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Eye height per eye (V, bottom to top) and the interference quantile per level (V) of one receiver.
+
+    The residual interference at the decision point is ``cursors_v`` (V: the ISI left after every
+    equalizer, plus any per-cursor dual-Dirac jitter term, each multiplied by a random symbol level) and
+    Gaussian noise ``sigma_v``; the ``k_exact`` largest cursors enter exactly (93A-40), the rest as Gaussian
+    variance sigma_X^2 sum h^2 (as the engine's stage B). The decided symbol's own jitter is not random in
+    level: a symbol of level a moves by a (+-``own_dd_v`` + N(0, ``own_rj_v``^2)) (transmitter jitter on
+    the cursor, h_J(0) x A_DD and x sigma_RJ, first order as 93A-28), so each |level| gets its own
+    distribution (dual-Dirac ``|a| own_dd_v``, extra variance a^2 ``own_rj_v``^2) and
+    EH_i = (a_{i+1} - a_i) h0 - q(|a_i|) - q(|a_{i+1}|), q the one-sided ``ber`` quantile (93A.1.7 read at
+    ``ber``). For the receiver an Rx FFE front end feeds (``eqtune.eye.ffe_eye``).
+    """
+    lv = np.asarray(levels, dtype=float)
+    mags = np.unique(np.round(np.abs(lv), 12))
+    big, rest2 = split_exact(np.atleast_2d(np.asarray(cursors_v, dtype=float)), k_exact)
+    sig = np.sqrt(float(sigma_v) ** 2 + symbol_variance(lv.size) * rest2 + (mags * own_rj_v) ** 2)
+    rows = np.repeat(big, mags.size, axis=0)
+    pdf = InterferencePdf(rows, sig, mags * abs(own_dd_v), lv, h0_v=np.full(mags.size, abs(float(h0_v))))
+    q_mag = pdf.quantile(ber)
+    q = q_mag[np.searchsorted(mags, np.round(np.abs(lv), 12))]
+    return np.diff(lv) * float(h0_v) - q[:-1] - q[1:], q
+
+
+def symbol_error_ratio(cursors_v: np.ndarray, sigma_v: float, levels: np.ndarray, h0_v: float, k_exact: int = 16,
+                       *, own_dd_v: float = 0.0, own_rj_v: float = 0.0) -> float:
+    """Symbol error ratio of the receiver of :func:`eye_heights_at_ber` with thresholds mid-way between the
+    levels: (1/L) sum over eyes of P(level i crosses up) + P(level i+1 crosses down), each the tail of its
+    level's distribution at half the eye's spacing (the engine's stage-B estimate, per level here)."""
+    lv = np.asarray(levels, dtype=float)
+    mags = np.unique(np.round(np.abs(lv), 12))
+    big, rest2 = split_exact(np.atleast_2d(np.asarray(cursors_v, dtype=float)), k_exact)
+    sig = np.sqrt(float(sigma_v) ** 2 + symbol_variance(lv.size) * rest2 + (mags * own_rj_v) ** 2)
+    pdf = InterferencePdf(np.repeat(big, mags.size, axis=0), sig, mags * abs(own_dd_v), lv,
+                          h0_v=np.full(mags.size, abs(float(h0_v))))
+    row = np.searchsorted(mags, np.round(np.abs(lv), 12))
+    half = np.diff(lv) * float(h0_v) / 2.0
+    if np.any(half <= 0):
+        return 1.0 - 1.0 / lv.size
+    up = [float(pdf.row_tail(int(row[i]), np.array([half[i]]))[0]) for i in range(half.size)]
+    down = [float(pdf.row_tail(int(row[i + 1]), np.array([half[i]]))[0]) for i in range(half.size)]
+    return float(min(1.0 - 1.0 / lv.size, (sum(up) + sum(down)) / lv.size))

@@ -47,6 +47,8 @@ class SimLink:
     sigma_rj_ui: float
     modulation: Modulation
     rlm: float
+    freqs_hz: np.ndarray | None = None  # the simulator's frequency grid (Hz) and receiver filter on it
+    h_rx: np.ndarray | None = None  # CTLE x Butterworth (the RX noise's shaping, 93A-35)
 
 
 def _h_t(f: np.ndarray, tr_s: float) -> np.ndarray:
@@ -114,7 +116,7 @@ def _floating(tail: np.ndarray, h0: float, groups: int, per: int, limit: float) 
 
 def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, samples_per_ui: int = 32,
                package_case: int | None = None, sampling: str = "mm", truncate_rel: float = 0.0,
-               cursor_time_s: float | None = None, tx_noise: str = "cursor") -> SimLink:
+               cursor_time_s: float | None = None, tx_noise: str = "cursor", delay_s: float = 0.0) -> SimLink:
     """The serdes-direction link (host TX FFE -> packages + channel -> CTLE + Butterworth -> DFE) of
     ``point`` (every TX tap of the profile and ``ctle_gdc``/``ctle_gdc2`` given), built from scratch.
 
@@ -123,7 +125,9 @@ def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dic
     ``truncate_rel`` > 0 truncates the impulse at that fraction of its peak (MATLAB COM does at 1e-3).
     ``tx_noise``: the 93A-30 TX noise as MATLAB COM applies it, on the sampled cursor (``"cursor"``:
     sigma_TX^2 = h(0)^2 10^(-SNR_TX/10), the COM default), or on every cursor (``"spectrum"``:
-    sigma_X^2 10^(-SNR_TX/10) sum_n h(n)^2)."""
+    sigma_X^2 10^(-SNR_TX/10) sum_n h(n)^2). ``delay_s``: a pure delay exp(-j 2 pi f delay) on the whole link,
+    to put the pulse on another tool's time axis to a fraction of a sample (e.g. the engine's, which
+    carries MATLAB COM's 3 T_r delay; ``cursor_time_s`` is then read on that axis)."""
     if tx_noise not in ("cursor", "spectrum"):
         raise ValueError(f"tx_noise {tx_noise!r}: use 'cursor' or 'spectrum'")
     prof = load_profile(profile)
@@ -156,7 +160,8 @@ def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dic
     gdc, gdc2 = float(point[CTLE_GDC]), float(point.get(CTLE_GDC2, 0.0))
     h_eq = _h_ctf(f, gdc, gdc2, c.fz_ghz * 1e9, c.fp1_ghz * 1e9, c.fp2_ghz * 1e9,
                   c.flf_ghz * 1e9 if c.flf_ghz else None) * _h_r(f, prof.rx.fr_fb * fb)
-    imp = np.fft.irfft(h * _h_t(f, prof.tx.rise_time_ps * 1e-12) * h_eq, n_fft)
+    delay = np.exp(-2j * np.pi * f * delay_s) if delay_s else 1.0
+    imp = np.fft.irfft(h * _h_t(f, prof.tx.rise_time_ps * 1e-12) * h_eq * delay, n_fft)
     if truncate_rel > 0:  # diagnostics: MATLAB COM's truncation of the impulse at a fraction of its peak
         above = np.nonzero(np.abs(imp) > truncate_rel * np.abs(imp).max())[0]
         imp[: above[0]] = 0.0
@@ -193,7 +198,8 @@ def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dic
     s_rx2 = prof.noise.eta0_v2_per_ghz * float(np.sum(np.abs(h_eq) ** 2)) * df / 1e9
     return SimLink(pulse_v=p, samples_per_ui=m, cursor_index=k, dfe_taps_v=fbk,
                    sigma_noise_v=float(np.sqrt(s_tx2 + s_rx2)), a_dd_ui=prof.noise.a_dd_ui,
-                   sigma_rj_ui=prof.noise.sigma_rj_ui, modulation=prof.modulation, rlm=float(prof.noise.rlm))
+                   sigma_rj_ui=prof.noise.sigma_rj_ui, modulation=prof.modulation, rlm=float(prof.noise.rlm),
+                   freqs_hz=f, h_rx=h_eq)
 
 
 def simulate_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, ber_target: float = 1e-3,
@@ -203,13 +209,75 @@ def simulate_link(channel: Channel, profile: str | SerdesProfile | None, point: 
     """Bit-by-bit eye of ``point`` on the simulator's own link (``build_link``), read at its phase."""
     lk = build_link(channel, profile, point, package_case=package_case, sampling=sampling,
                     truncate_rel=truncate_rel, cursor_time_s=cursor_time_s, tx_noise=tx_noise)
-    # every pre-cursor (as COM counts them: a measured channel's non-causal tail far before the cursor
-    # adds ISI), and the rest of the pulse after until it has decayed below 1e-4 of the cursor
-    m, k, p = lk.samples_per_ui, lk.cursor_index, lk.pulse_v
-    after = np.nonzero(np.abs(p[k:k + 500 * m]) > 1e-4 * abs(p[k]))[0]
-    lo = 0
-    hi = min(k + max(int(after[-1]) + m, (len(lk.dfe_taps_v) + 2) * m), len(p))
-    return td.simulate(p[lo:hi], m, cursor_index=k - lo, modulation=lk.modulation, rlm=lk.rlm,
+    p = _window(lk.pulse_v, lk.cursor_index, lk.samples_per_ui, len(lk.dfe_taps_v))
+    return td.simulate(p, lk.samples_per_ui, cursor_index=lk.cursor_index, modulation=lk.modulation, rlm=lk.rlm,
                        n_symbols=n_symbols, dfe_taps_v=lk.dfe_taps_v, sigma_noise_v=lk.sigma_noise_v,
                        a_dd_ui=lk.a_dd_ui, sigma_rj_ui=lk.sigma_rj_ui, jitter="tx", ber_target=ber_target,
                        phase=0, seed=seed)
+
+
+def _window(p: np.ndarray, k: int, m: int, n_fb: int) -> np.ndarray:
+    """Every pre-cursor (as COM counts them: a measured channel's non-causal tail far before the cursor
+    adds ISI), and the rest of the pulse after ``k`` until it has decayed below 1e-4 of the cursor."""
+    after = np.nonzero(np.abs(p[k:k + 500 * m]) > 1e-4 * abs(p[k]))[0]
+    hi = min(k + max(int(after[-1]) + m, (n_fb + 2) * m), len(p))
+    return p[:hi]
+
+
+@dataclass(frozen=True)
+class FfeSimulation:
+    """The bit-by-bit eye of a CTLE -> Rx FFE -> DFE receiver on the simulator's own link."""
+
+    result: td.TimeDomainResult
+    cursor_v: float  # the simulator's equalized cursor
+    sigma_rx_v: float  # receiver noise after the FFE (frequency-domain integral)
+    sigma_tx_v: float  # transmitter noise after the FFE (178A-21 form, on the simulator's own pulse)
+
+
+def simulate_ffe_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *,
+                      ffe_taps: np.ndarray, n_pre: int, dfe_taps: np.ndarray, cursor_time_s: float,
+                      ber_target: float = 1e-3, n_symbols: int = 1 << 17, seed: int = 0,
+                      truncate_rel: float = 0.0, delay_s: float = 0.0, pattern: str | None = None,
+                      post_ui: int | None = None) -> FfeSimulation:
+    """Bit-by-bit eye of ``point`` through a UI-spaced Rx FFE (``ffe_taps``, V/V, tap ``n_pre`` the cursor
+    tap) and a DFE (``dfe_taps`` in units of the equalized cursor), sampled at ``cursor_time_s`` (after the
+    link's ``delay_s``, see ``build_link``).
+
+    Independent of ``eqtune.eye.ffe_eye`` in everything but the receiver's settings (the taps and the
+    sampling instant, given): the pulse is this module's own (``build_link``); the FFE is applied to the
+    waveform as delayed copies (the record is periodic); symbols, ISI, DFE feedback and transmitter jitter
+    come from the PRBS31Q simulation; the receiver noise after the FFE is integrated in frequency,
+    sigma^2 = eta_0 int |H_ctf H_r|^2 |W(f)|^2 df with W(f) = sum_k w_k exp(-j 2 pi f (k - n_pre) T) (93A-35
+    through the FFE; ``ffe_eye`` uses the lag-domain w' R w instead); the transmitter noise is 178A-21/22's
+    (10^(-SNR_TX/10) x the energy of the FFE-equalized pulse without TX FFE at the UI samples).
+    ``pattern``: the simulator's (default PRBS31Q; "random" for i.i.d. symbols, what a statistical eye
+    assumes); ``post_ui``: end the ISI span that many UI after the cursor (default: where it decays).
+    """
+    prof = load_profile(profile)
+    w = np.asarray(ffe_taps, dtype=float)
+    if not 0 <= n_pre < w.size:
+        raise ValueError(f"n_pre={n_pre} must index one of the {w.size} FFE taps")
+    lk = build_link(channel, prof, point, cursor_time_s=cursor_time_s, truncate_rel=truncate_rel, delay_s=delay_s)
+    lk0 = build_link(channel, prof, {**point, **{t: 0.0 for t in prof.tx.taps}}, cursor_time_s=cursor_time_s,
+                     truncate_rel=truncate_rel, delay_s=delay_s)
+    m, k = lk.samples_per_ui, lk.cursor_index
+
+    def ffe(x: np.ndarray) -> np.ndarray:  # q[i] = sum_j w_j x[i - (j - n_pre) M]
+        return np.asarray(sum(wj * np.roll(x, (j - n_pre) * m) for j, wj in enumerate(w)), dtype=float)
+
+    q, q0 = ffe(lk.pulse_v), ffe(lk0.pulse_v)
+    assert lk.freqs_hz is not None and lk.h_rx is not None  # build_link sets both
+    f = lk.freqs_hz
+    w_f = np.exp(-2j * np.pi * np.outer(f, np.arange(w.size) - n_pre) / (prof.baud_gbd * 1e9)) @ w
+    df_ghz = float(f[1] - f[0]) / 1e9
+    s_rx2 = prof.noise.eta0_v2_per_ghz * float(np.sum(np.abs(lk.h_rx * w_f) ** 2)) * df_ghz
+    s_tx2 = 10 ** (-prof.noise.snr_tx_db / 10) * float(np.sum(q0[k % m::m] ** 2))
+    b = np.asarray(dfe_taps, dtype=float) * q[k]
+    p = _window(q, k, m, b.size)
+    if post_ui is not None:  # the ISI span of another tool (e.g. the engine's post-cursor window)
+        p = p[:k + int(post_ui) * m + m // 2]
+    r = td.simulate(p, m, cursor_index=k, modulation=lk.modulation, rlm=lk.rlm, n_symbols=n_symbols, pattern=pattern,
+                    dfe_taps_v=b, sigma_noise_v=float(np.sqrt(s_rx2 + s_tx2)), a_dd_ui=lk.a_dd_ui,
+                    sigma_rj_ui=lk.sigma_rj_ui, jitter="tx", ber_target=ber_target, phase=0, seed=seed)
+    return FfeSimulation(result=r, cursor_v=float(q[k]), sigma_rx_v=float(np.sqrt(s_rx2)),
+                         sigma_tx_v=float(np.sqrt(s_tx2)))
