@@ -145,11 +145,27 @@ class LinkPreparation(EngineState):
             return self._interp(self._packaged_s21(ag.sdd21, None, None, role), f)
         return self._interp(ag.sdd21, f)
 
-    def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True) -> np.ndarray:
+    def _com_truncated(self, h: np.ndarray, n_fft: int) -> tuple[np.ndarray, int]:
+        """COM mode: transfer function ``h`` (n_f,) of a channel with its packages and the T_r and receiver
+        filters, with its impulse response cut after the last sample above TRUNCATE_REL of its peak, and that
+        sample's index. MATLAB COM truncates this unequalized impulse (s21_to_impulse_DC: "truncate final
+        samples smaller than 1e-3 of the peak"; optimize_fom cuts every channel's, aggressors too), then
+        applies the CTLE to it and keeps the same length; the samples before the pulse are not touched."""
+        imp = np.fft.irfft(h, n_fft)
+        mag = np.abs(imp)
+        last = int(np.nonzero(mag > TRUNCATE_REL * mag.max())[0][-1]) if mag.max() > 0 else n_fft - 1
+        imp[last + 1:] = 0.0
+        return np.fft.rfft(imp), last
+
+    def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True, cut: int | None = None) -> np.ndarray:
         """Pulse responses (..., n_fft) of transfer functions ``h`` (..., n_f): the impulse (inverse FFT,
-        truncated at TRUNCATE_REL of its peak as MATLAB COM does) convolved with a 1-UI box-car."""
+        truncated at TRUNCATE_REL of its peak) convolved with a 1-UI box-car (MATLAB COM's
+        ``filter(ones(1, samples_per_ui), 1, imp)``). ``truncate=False``: not truncated, or with ``cut`` cut
+        after sample ``cut`` (COM mode: the unequalized channel's own truncation, ``_com_truncated``)."""
         M = self.M
         imp = np.fft.irfft(h, n_fft, axis=-1)
+        if cut is not None:
+            imp[..., cut + 1:] = 0.0
         if not truncate:
             c = np.cumsum(imp, axis=-1)
             out = np.empty_like(c)
@@ -195,8 +211,18 @@ class LinkPreparation(EngineState):
         h_tr = filters.tx_rise_time_filter(f, self._tx.rise_time_ps)
         h_r = filters.butterworth4(f, self.profile.rx.fr_fb * fb)
         base = self._victim_h(f) * h_tr * h_r
+        # COM mode (serdes): MATLAB COM's truncation, once, of the unequalized impulse (the CTLE then acts on
+        # the truncated one); other directions truncate each equalized impulse at both ends
+        com_cut = self.direction == "serdes"
+        cut_v: int | None = None
+        if com_cut:
+            base, cut_v = self._com_truncated(base, n_fft)
         self._h_base = base
-        ref = self._pulses(base, n_fft)
+
+        def eq_pulses(h: np.ndarray, cut: int | None) -> np.ndarray:
+            return self._pulses(h, n_fft, truncate=False, cut=cut) if com_cut else self._pulses(h, n_fft)
+
+        ref = eq_pulses(base, cut_v)
         self._ref_pulse = ref
         ipk = _peak_index(ref)
         self._ipk = ipk
@@ -230,6 +256,10 @@ class LinkPreparation(EngineState):
         # crosstalk see it too) and recompute the pulses
         ffe_basis = (np.exp(-2j * np.pi * np.outer(ffe_offs, f) * self.ui_s) if ffe_offs is not None else None)
         aggr_h = [self._aggressor_h(ag, f) * h_tr * h_r for ag in self.channel.aggressors]
+        aggr_cut: list[int | None] = [None] * len(aggr_h)
+        if com_cut:  # MATLAB COM truncates every channel file's unequalized impulse, aggressors too
+            for a, ha in enumerate(aggr_h):
+                aggr_h[a], aggr_cut[a] = self._com_truncated(ha, n_fft)
         pulses = np.empty((n_set, n_fft))
         self._ipk_c = np.empty(n_set, dtype=int)
         self._sigma_rx2 = np.empty(n_set)
@@ -244,7 +274,7 @@ class LinkPreparation(EngineState):
         for s0 in range(0, n_set, PULSE_CHUNK):
             sl = slice(s0, s0 + PULSE_CHUNK)
             ctle = self._ctle(f, settings[sl])  # (c, n_f)
-            p = self._pulses(base[None, :] * ctle, n_fft)  # (c, n_fft)
+            p = eq_pulses(base[None, :] * ctle, cut_v)  # (c, n_fft)
             # each RX setting's window is centered on its own pulse peak: the sampling phase is searched
             # within +-0.5 UI of the peak of the CTLE-equalized pulse (where a CDR locks; with an RX FFE,
             # the instant the FFE was adapted for)
@@ -255,13 +285,13 @@ class LinkPreparation(EngineState):
                 w = np.stack([self._rx_ffe_weights(x, ffe_offs, float(v)) for x, v in zip(p, n2)])
                 self._rx_ffe_w[sl] = w
                 ctle = ctle * np.einsum("ck,kf->cf", w, ffe_basis)
-                p = self._pulses(base[None, :] * ctle, n_fft)
+                p = eq_pulses(base[None, :] * ctle, cut_v)
             pulses[sl] = p
             # RX noise through CTLE + Butterworth, 93A-35: sigma_N^2 = eta_0 int |H_ctf H_r|^2 df (f in GHz)
             self._sigma_rx2[sl] = eta0 * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
             # crosstalk: aggressor pulses through the same RX EQ (93A.1.7 with the victim's TX FFE for FEXT)
             for a, ha in enumerate(aggr_h):
-                pa = self._pulses(ha[None, :] * ctle, n_fft, truncate=False)
+                pa = self._pulses(ha[None, :] * ctle, n_fft, truncate=False, cut=aggr_cut[a])
                 np.maximum(ag_env[a], np.abs(pa).max(axis=0), out=ag_env[a])
                 kept = ag_pulses[a]
                 if kept is None:
@@ -284,7 +314,7 @@ class LinkPreparation(EngineState):
                 rx_eq = self._ctle(f, settings)  # the same RX EQ as in the loop above (with the RX FFE)
                 if ffe_basis is not None and self._rx_ffe_w is not None:
                     rx_eq = rx_eq * np.einsum("ck,kf->cf", self._rx_ffe_w, ffe_basis)
-                kept, lo = self._pulses(aggr_h[a][None, :] * rx_eq, n_fft, truncate=False), 0
+                kept, lo = self._pulses(aggr_h[a][None, :] * rx_eq, n_fft, truncate=False, cut=aggr_cut[a]), 0
             ag_pulses[a] = None
             main_only = ag.kind != "FEXT"
             stack = self._stack_rows(kept, full=True, main_only=main_only, peak_env=env, offset=lo, n_total=n_fft)
