@@ -6,6 +6,13 @@ files' 10 MHz), port order 1-2/3-4, the EQ pinned on both sides (eqtune's FOM ch
 eqtune's side the settings PyChOpMarg has: MATLAB COM's TX noise (``tx_noise="cursor"``, PyChOpMarg's
 ``varTx = vic_curs_val**2 * 10**(-SNR_TX/10)``) and no floating DFE taps (``floating_taps=False``).
 
+Each set runs PyChOpMarg four times: as shipped, and with one step aligned, its RX package built with the line
+segments in the standard's order (``pc.pcm_params(rx_package_ball_first=True)``; PyChOpMarg 3.4.0 builds the RX
+package's line from the TX order, pychopmarg/com.py l.464/478; with the order mirrored its RX package equals
+MATLAB COM's in ../shared/com-golden), a third time with also its pulse formed by MATLAB COM's box-car
+(``pulse_boxcar=True``), and a fourth with also MATLAB COM's 3 T_r delay in the T_r filter
+(``tx_filter_delay=True``). ``delta_db_aligned`` holds the residual with each step aligned.
+
 Diagnostics for the residual (``--diag``): eqtune with the exact cursor count raised from 16 to 64 and 256
 (``k_exact``; the rest of the ISI is Gaussian), so that this cause of a difference can be ruled in or out. Needs ``pychopmarg==3.4.0`` (the ``bench`` extra). Run::
 
@@ -27,6 +34,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import pychopmarg_compare as pc  # noqa: E402  (this folder's helper: the sheet values, PyChOpMarg's runner)
+
+# PyChOpMarg runs per set: as shipped; with its RX package's segments in the standard's order; with also MATLAB
+# COM's box-car pulse; and with also MATLAB COM's 3 T_r delay in the T_r filter (pychopmarg_compare.pcm_params /
+# _run_pcm document each step)
+VARIANTS = ("as_shipped", "rx_package", "rx_package_and_boxcar", "rx_package_boxcar_and_tx_delay")
 
 # (set, profile) -> EQ c(-3), c(-2), c(-1), c(1), g_DC, g_DC2: eqtune com's FOM choice, package case 1
 SETS = {
@@ -91,25 +103,37 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             e = eqtune_side(set_name, profile, SETS.get((set_name, profile)), a.fstep_ghz, a.diag)
             t_e = time.perf_counter() - t0
-            saved = json.loads(json.dumps(pc.C2C))
-            pc.use_profile(profile)
-            t0 = time.perf_counter()
-            p = pc.run_pcm(set_name, "PRZF", a.fstep_ghz, 0, eq=e["eq"])
-            t_p = time.perf_counter() - t0
-            params = dict(pc.C2C)
-            pc.C2C.clear()
-            pc.C2C.update(saved)
+            runs = {}
+            for variant in VARIANTS:
+                saved = json.loads(json.dumps(pc.C2C))
+                pc.use_profile(profile)
+                t0 = time.perf_counter()
+                runs[variant] = pc.run_pcm(set_name, "PRZF", a.fstep_ghz, 0, eq=e["eq"],
+                                           rx_package_ball_first=variant != "as_shipped",
+                                           pulse_boxcar=variant in VARIANTS[2:],
+                                           tx_filter_delay=variant == VARIANTS[3])
+                t_p = time.perf_counter() - t0
+                params = dict(pc.C2C)
+                pc.C2C.clear()
+                pc.C2C.update(saved)
+            p = runs["as_shipped"]
         row = {"set": set_name, "profile": profile, "fstep_ghz": a.fstep_ghz, "eq": e["eq"],
                "eqtune": e, "pychopmarg": {k: p[k] for k in ("com_db", "As_v", "Ani_v", "sigma_v", "dfe_taps",
                                                               "cursor_ix")},
-               "delta_db": e["com_db"] - p["com_db"], "params_both_sides": params,
+               "delta_db": e["com_db"] - p["com_db"],
+               "pychopmarg_aligned": {v: {k: runs[v][k] for k in ("com_db", "As_v", "Ani_v", "sigma_v", "dfe_taps",
+                                                                  "cursor_ix")} for v in VARIANTS[1:]},
+               "delta_db_aligned": {v: e["com_db"] - runs[v]["com_db"] for v in VARIANTS[1:]},
+               "params_both_sides": params,
                "eqtune_settings": {"tx_noise": "cursor", "floating_taps": False, "package_case": 1,
                                    "sampling": "mm", "samples_per_ui": 32, "port_order": "1-2/3-4"},
                "seconds": {"eqtune": t_e, "pychopmarg": t_p}}
         rows.append(row)
-        print(json.dumps({k: row[k] for k in ("set", "profile", "eq", "delta_db")}
+        print(json.dumps({k: row[k] for k in ("set", "profile", "eq", "delta_db", "delta_db_aligned")}
                          | {"eqtune_com": e["com_db"], "pcm_com": p["com_db"],
+                            "pcm_com_aligned": {v: runs[v]["com_db"] for v in VARIANTS[1:]},
                             "eqtune_As": e["a_s_v"], "pcm_As": p["As_v"],
+                            "pcm_As_aligned": {v: runs[v]["As_v"] for v in VARIANTS[1:]},
                             "eqtune_sigma": e["sigma_v"], "pcm_sigma": p["sigma_v"],
                             "diag": {k: v for k, v in e.items() if k.startswith("com_db_k")}}), flush=True)
     (HERE / "results").mkdir(exist_ok=True)

@@ -123,9 +123,10 @@ C2C = {
 # IEEE 802.3ck KR (config_com_ieee8023_93a=3ck_d3p1_KR_11_30_21 as transcribed in cortalo/serdeskit
 # examples/compute_com_kr_backplane.py; channels/serdes/ieee-3ck-kr.toml cites each value): the C2C entries
 # that differ. PyChOpMarg has no floating DFE taps: compare with eqtune's KR profile without them too.
-# T_r is not in the transcription; eqtune's profile value (6 ps, unconfirmed) is used on both sides.
+# T_r: the 802.3ck KR config sheet config_com_ieee8023_93a=3ck_SA_KR_08_17_2022.xlsx (github.com/Omer-Sella/COM
+# e51902a7, config_sheets_100G/) cell G14: 7.5e-3 ns, as C2C.
 KR_OVERRIDES = {
-    "DER_0": 1e-4, "eta_0": 8.2e-9, "T_r_ns": 0.006, "f_r": 0.75,
+    "DER_0": 1e-4, "eta_0": 8.2e-9, "T_r_ns": 0.0075, "f_r": 0.75,
     "g_DC2": [-float(n) for n in range(7)],
     "tx_taps_min": [-0.06, 0.0, -0.34, -0.20, 0.0, 0.0], "tx_taps_max": [0.0, 0.12, 0.0, 0.0, 0.0, 0.0],
     "dfe_max": [0.85, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1],
@@ -143,8 +144,16 @@ def use_profile(name: str) -> None:
         C2C.update(KR_OVERRIDES)
 
 
-def pcm_params(fstep_ghz: float, local_search: int):
-    """PyChOpMarg ``COMParams`` for 802.3ck C2C (values above)."""
+def pcm_params(fstep_ghz: float, local_search: int, *, rx_package_ball_first: bool = False):
+    """PyChOpMarg ``COMParams`` for 802.3ck C2C (values above).
+
+    ``rx_package_ball_first``: give PyChOpMarg's RX package its line segments in the order a signal meets
+    them from the channel (ball side 1.8 mm @ 92.5 ohm, then z_p @ 87.5 ohm to the die), as MATLAB COM builds
+    it and ../shared/com-golden lists it ("Full RX package, case 1"). PyChOpMarg 3.4.0 builds the RX line
+    from ``zip(z_c, zp_rx)`` unreversed (pychopmarg/com.py l.464 and l.478: C_p, then z_p[0] @ z_c[0], then
+    1.8 mm @ z_c[1], then the die), so its RX package is the TX package's segment order seen from the wrong
+    end. Only ``zp_rx`` and ``z_c_rx`` change, to [1.8, z_p] and [92.5, 87.5]: the same segments, the
+    standard's order (93A.1.2, Figure 93A-2: the receiver package is the mirror image of the transmitter's)."""
     import numpy as np
     from pychopmarg.config.template import COMParams
 
@@ -166,7 +175,21 @@ def pcm_params(fstep_ghz: float, local_search: int):
         zp_fext=list(c["zp_fext"]), local_search=local_search,
     )
     p.gamma0 = c["gamma0"]  # quirk: its range check refuses 0, the 802.3ck value
+    if rx_package_ball_first:
+        p.zp_rx = [c["zp_rx"][1], c["zp_rx"][0]]
+        p.z_c_rx = [c["z_c"][1], c["z_c"][0]]
     return p
+
+
+def use_boxcar_pulse(com) -> None:
+    """Make PyChOpMarg COM object ``com`` form its pulses with MATLAB COM's M-sample box-car (see
+    ``_run_pcm``). Its unequalized pulses, formed in ``COM()``, are formed again."""
+    import numpy as np
+
+    m = int(round(com.ui / com.times[1]))
+    k = np.arange(m)
+    com._Xsinc = np.exp(-2j * np.pi * np.outer(com.freqs, k) * com.times[1]).sum(axis=1)
+    com._calc_uneq_pulse_resps()
 
 
 def _f(x) -> float | None:
@@ -180,7 +203,8 @@ def _f(x) -> float | None:
 
 
 def run_pcm(set_name: str, mode: str, fstep_ghz: float, local_search: int, *, fom_n_pre: int = 0,
-            eq: list[float] | None = None, snr_tx_db: float | None = None) -> dict:
+            eq: list[float] | None = None, snr_tx_db: float | None = None,
+            rx_package_ball_first: bool = False, pulse_boxcar: bool = False, tx_filter_delay: bool = False) -> dict:
     """PyChOpMarg COM on one channel set. ``eq`` = [c(-3), c(-2), c(-1), c(1), g_DC, g_DC2] pins the EQ
     (a one-point "search"); ``fom_n_pre`` > 0 makes its PRZF FOM count that many pre-cursor UIs (see
     docs/pychopmarg-comparison.md: with dw = 0 it counts none); ``snr_tx_db`` overrides SNR_TX (diagnostics)."""
@@ -189,11 +213,25 @@ def run_pcm(set_name: str, mode: str, fstep_ghz: float, local_search: int, *, fo
         C2C["tx_taps_min"] = [float(v) for v in eq[:4]] + [0.0, 0.0]
         C2C["tx_taps_max"] = [float(v) for v in eq[:4]] + [0.0, 0.0]
         C2C["tx_taps_step"] = [0.01 if v != 0 else 0.0 for v in eq[:4]] + [0.0, 0.0]
-    return _run_pcm(set_name, mode, fstep_ghz, local_search, fom_n_pre, snr_tx_db)
+    return _run_pcm(set_name, mode, fstep_ghz, local_search, fom_n_pre, snr_tx_db, rx_package_ball_first,
+                    pulse_boxcar, tx_filter_delay)
 
 
 def _run_pcm(set_name: str, mode: str, fstep_ghz: float, local_search: int, fom_n_pre: int,
-             snr_tx_db: float | None) -> dict:
+             snr_tx_db: float | None, rx_package_ball_first: bool = False, pulse_boxcar: bool = False,
+             tx_filter_delay: bool = False) -> dict:
+    """``pulse_boxcar``: form PyChOpMarg's pulses as MATLAB COM does, the impulse response summed over a
+    causal box-car of M samples (``filter(ones(samples_per_ui, 1), 1, ...)``; ../shared/com-golden README:
+    "32-sample box-car"), instead of its zero-phase continuous 1-UI rectangle (``COM._Xsinc =
+    M sinc(f T)``, pychopmarg/com.py l.241, applied in ``pulse_resp`` l.935). The two differ by half a sample in
+    time, so the Mueller-Muller cursor (chosen on the 1/M UI grid) lands on another sample. Done by replacing
+    that one array with the box-car's transfer function sum_k exp(-j 2 pi f k dt), k = 0..M-1.
+
+    ``tx_filter_delay``: give PyChOpMarg's T_r filter the 3 T_r delay MATLAB COM's has (../shared/com-golden
+    README "TX rise-time filter ... with the delay of 3 T_r that MATLAB applies"; PyChOpMarg's ``calc_Ht``,
+    pychopmarg/com.py l.630-632, is 93A-46 without it). 3 T_r = 22.5 ps is 38.25 samples at 32 per UI: the
+    quarter sample moves the 1/M UI grid the Mueller-Muller cursor is chosen on. Done by multiplying its
+    ``_Ht`` by exp(-j 2 pi f 3 T_r) (the channels' H21, formed with the delay-free Ht divided out, are kept)."""
     import numpy as np
     import pychopmarg
     from pychopmarg.com import COM
@@ -201,7 +239,7 @@ def _run_pcm(set_name: str, mode: str, fstep_ghz: float, local_search: int, fom_
 
     sets = channel_sets()
     ch = sets[set_name]
-    params = pcm_params(fstep_ghz, local_search)
+    params = pcm_params(fstep_ghz, local_search, rx_package_ball_first=rx_package_ball_first)
     if snr_tx_db is not None:
         params.SNR_TX = snr_tx_db
     if fom_n_pre:
@@ -215,6 +253,12 @@ def _run_pcm(set_name: str, mode: str, fstep_ghz: float, local_search: int, fom_
     t0 = time.perf_counter()
     com = COM(params, ch)
     com.n_procs = 1  # shared 2-core machine: serial search
+    if tx_filter_delay:
+        com._Ht = com._Ht * np.exp(-2j * np.pi * com.freqs * 3.0 * C2C["T_r_ns"] * 1e-9)
+    if pulse_boxcar:
+        use_boxcar_pulse(com)
+    elif tx_filter_delay:
+        com._calc_uneq_pulse_resps()
     if mode == "PRZF":
         # Quirk: with the one-tap unity Rx FFE, 3.4.0's PRZF path calls `przf()` to "optimize" it and
         # asserts (n_pre + n_DFE < n_taps - 1). Nothing to optimize: hand back the unity tap itself

@@ -151,13 +151,46 @@ def package_block_sparams(freqs_hz: np.ndarray, p: PackageParams, *, segments: i
     return s
 
 
+@dataclass(frozen=True)
+class HostBoard:
+    """A host board trace between a device package and the channel: shunt C_0 at the package, a lossy line
+    of ``zp_mm`` at ``zc_ohm`` (differential), shunt C_1 at the channel (MATLAB COM ``add_brd``, used when
+    the config sheet's "Include PCB" is 1, e.g. the 802.3ck CR cable-assembly sheet; line 93A-9..93A-14 with
+    the board's own constants: the sheet's board_tl_tau and board_tl_gamma0_a1_a2). Per leg C (F)."""
+
+    zp_mm: float
+    zc_ohm: float
+    c0_f: float
+    c1_f: float
+    tau_ns_per_mm: float
+    gamma0_per_mm: float
+    a1: float
+    a2: float
+
+
+def host_board_sparams(freqs_hz: np.ndarray, board: HostBoard) -> np.ndarray:
+    """(n,2,2) S-matrix of ``board``, package side = port 1 (C_0, line, C_1). MATLAB COM's ``add_brd`` builds
+    the TX board as C_0 -> line -> C_1 towards the channel and the RX board as C_1 -> line -> C_0 from the
+    channel: the same network seen from each package."""
+    f = np.asarray(freqs_hz, dtype=float)
+    line = PackageParams(tau_ns_per_mm=board.tau_ns_per_mm, gamma0_per_mm=board.gamma0_per_mm, a1=board.a1,
+                         a2=board.a2)
+    s = shunt_c_sparams(f, board.c0_f)
+    if board.zp_mm > 0:
+        s = cascade(s, line_sparams(f, board.zp_mm, board.zc_ohm, line))
+    return cascade(s, shunt_c_sparams(f, board.c1_f))
+
+
 def com_package_sparams(freqs_hz: np.ndarray, *, case: int = 1, side: str = "tx",
-                        params: PackageParams | None = None, zp1_mm: float | None = None) -> np.ndarray:
+                        params: PackageParams | None = None, zp1_mm: float | None = None,
+                        board: HostBoard | None = None) -> np.ndarray:
     """Differential S-matrix (n,2,2) of the 802.3ck COM package, die side = port 1.
 
     ``case`` 1/2 and ``side`` "tx"/"rx" choose the reference package (``zp1_mm``: its first line
-    segment, see ``package_params``); ``params`` overrides it entirely (the parameterized variant). To
-    put an RX package after a channel, use ``flip_ports``.
+    segment, see ``package_params``); ``params`` overrides it entirely (the parameterized variant);
+    ``board``: a host board after the ball (port 2 is then the board's channel end). To put an RX package
+    after a channel, use ``flip_ports``.
     """
     p = params if params is not None else package_params(case, side, zp1_mm)
-    return package_block_sparams(freqs_hz, p)
+    s = package_block_sparams(freqs_hz, p)
+    return cascade(s, host_board_sparams(freqs_hz, board)) if board is not None else s

@@ -33,6 +33,7 @@ MAX_POST_UI = 300  # cap of the post-cursor window
 MIN_PERIOD_UI = 1024  # time-aliasing period kept when the frequency grid is decimated
 N_NEAR = 3  # stage A: cursors on each side of the main one checked as peak distortion
 PULSE_CHUNK = 8  # RX settings per pass when preparing the pulses (cache-sized working set)
+AGGR_MARGIN_UI = 32  # aggressor pulses kept this far beyond their cursor window (the peak may move per setting)
 
 
 class LinkPreparation(EngineState):
@@ -122,8 +123,10 @@ class LinkPreparation(EngineState):
             s[:, 0, 0] = sdd11
         if sdd22 is not None:
             s[:, 1, 1] = sdd22
-        tx = com_package_sparams(fc, case=case, side="tx", zp1_mm=prof.package_zp1_mm(tx_role, case))
-        rx = flip_ports(com_package_sparams(fc, case=case, side="rx", zp1_mm=prof.package_zp1_mm("rx", case)))
+        board = prof.host_board  # between each package and the channel when the sheet includes host boards
+        tx = com_package_sparams(fc, case=case, side="tx", zp1_mm=prof.package_zp1_mm(tx_role, case), board=board)
+        rx = flip_ports(com_package_sparams(fc, case=case, side="rx", zp1_mm=prof.package_zp1_mm("rx", case),
+                                            board=board))
         # R_d = R_0 = 50 ohm: the voltage transfer function is S21 of the cascade (93A-19 with Gamma = 0)
         return cascade(cascade(tx, s), rx)[:, 1, 0]
 
@@ -142,11 +145,27 @@ class LinkPreparation(EngineState):
             return self._interp(self._packaged_s21(ag.sdd21, None, None, role), f)
         return self._interp(ag.sdd21, f)
 
-    def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True) -> np.ndarray:
+    def _com_truncated(self, h: np.ndarray, n_fft: int) -> tuple[np.ndarray, int]:
+        """COM mode: transfer function ``h`` (n_f,) of a channel with its packages and the T_r and receiver
+        filters, with its impulse response cut after the last sample above TRUNCATE_REL of its peak, and that
+        sample's index. MATLAB COM truncates this unequalized impulse (s21_to_impulse_DC: "truncate final
+        samples smaller than 1e-3 of the peak"; optimize_fom cuts every channel's, aggressors too), then
+        applies the CTLE to it and keeps the same length; the samples before the pulse are not touched."""
+        imp = np.fft.irfft(h, n_fft)
+        mag = np.abs(imp)
+        last = int(np.nonzero(mag > TRUNCATE_REL * mag.max())[0][-1]) if mag.max() > 0 else n_fft - 1
+        imp[last + 1:] = 0.0
+        return np.fft.rfft(imp), last
+
+    def _pulses(self, h: np.ndarray, n_fft: int, truncate: bool = True, cut: int | None = None) -> np.ndarray:
         """Pulse responses (..., n_fft) of transfer functions ``h`` (..., n_f): the impulse (inverse FFT,
-        truncated at TRUNCATE_REL of its peak as MATLAB COM does) convolved with a 1-UI box-car."""
+        truncated at TRUNCATE_REL of its peak) convolved with a 1-UI box-car (MATLAB COM's
+        ``filter(ones(1, samples_per_ui), 1, imp)``). ``truncate=False``: not truncated, or with ``cut`` cut
+        after sample ``cut`` (COM mode: the unequalized channel's own truncation, ``_com_truncated``)."""
         M = self.M
         imp = np.fft.irfft(h, n_fft, axis=-1)
+        if cut is not None:
+            imp[..., cut + 1:] = 0.0
         if not truncate:
             c = np.cumsum(imp, axis=-1)
             out = np.empty_like(c)
@@ -192,8 +211,18 @@ class LinkPreparation(EngineState):
         h_tr = filters.tx_rise_time_filter(f, self._tx.rise_time_ps)
         h_r = filters.butterworth4(f, self.profile.rx.fr_fb * fb)
         base = self._victim_h(f) * h_tr * h_r
+        # COM mode (serdes): MATLAB COM's truncation, once, of the unequalized impulse (the CTLE then acts on
+        # the truncated one); other directions truncate each equalized impulse at both ends
+        com_cut = self.direction == "serdes"
+        cut_v: int | None = None
+        if com_cut:
+            base, cut_v = self._com_truncated(base, n_fft)
         self._h_base = base
-        ref = self._pulses(base, n_fft)
+
+        def eq_pulses(h: np.ndarray, cut: int | None) -> np.ndarray:
+            return self._pulses(h, n_fft, truncate=False, cut=cut) if com_cut else self._pulses(h, n_fft)
+
+        ref = eq_pulses(base, cut_v)
         self._ref_pulse = ref
         ipk = _peak_index(ref)
         self._ipk = ipk
@@ -227,16 +256,25 @@ class LinkPreparation(EngineState):
         # crosstalk see it too) and recompute the pulses
         ffe_basis = (np.exp(-2j * np.pi * np.outer(ffe_offs, f) * self.ui_s) if ffe_offs is not None else None)
         aggr_h = [self._aggressor_h(ag, f) * h_tr * h_r for ag in self.channel.aggressors]
+        aggr_cut: list[int | None] = [None] * len(aggr_h)
+        if com_cut:  # MATLAB COM truncates every channel file's unequalized impulse, aggressors too
+            for a, ha in enumerate(aggr_h):
+                aggr_h[a], aggr_cut[a] = self._com_truncated(ha, n_fft)
         pulses = np.empty((n_set, n_fft))
         self._ipk_c = np.empty(n_set, dtype=int)
         self._sigma_rx2 = np.empty(n_set)
         self._rx_ffe_w = np.empty((n_set, len(ffe_offs))) if ffe_offs is not None else None
-        ag_pulses = [np.empty((n_set, n_fft)) for _ in aggr_h]
+        # each aggressor's pulses are kept only around its peak (the cursor window _stack_rows reads, plus
+        # AGGR_MARGIN_UI each side, placed at the first settings' peak): 16 aggressors x 147 KR settings of
+        # whole records were 0.64 GB; if the peak over all settings moves out, that aggressor is redone whole
+        ag_keep = [self._aggressor_window(ag.kind != "FEXT") for ag in self.channel.aggressors]
+        ag_pulses: list[np.ndarray | None] = [None for _ in aggr_h]
+        ag_lo = [0 for _ in aggr_h]
         ag_env = [np.zeros(n_fft) for _ in aggr_h]  # max over settings of |pulse|: the aggressor's peak
         for s0 in range(0, n_set, PULSE_CHUNK):
             sl = slice(s0, s0 + PULSE_CHUNK)
             ctle = self._ctle(f, settings[sl])  # (c, n_f)
-            p = self._pulses(base[None, :] * ctle, n_fft)  # (c, n_fft)
+            p = eq_pulses(base[None, :] * ctle, cut_v)  # (c, n_fft)
             # each RX setting's window is centered on its own pulse peak: the sampling phase is searched
             # within +-0.5 UI of the peak of the CTLE-equalized pulse (where a CDR locks; with an RX FFE,
             # the instant the FFE was adapted for)
@@ -247,29 +285,47 @@ class LinkPreparation(EngineState):
                 w = np.stack([self._rx_ffe_weights(x, ffe_offs, float(v)) for x, v in zip(p, n2)])
                 self._rx_ffe_w[sl] = w
                 ctle = ctle * np.einsum("ck,kf->cf", w, ffe_basis)
-                p = self._pulses(base[None, :] * ctle, n_fft)
+                p = eq_pulses(base[None, :] * ctle, cut_v)
             pulses[sl] = p
             # RX noise through CTLE + Butterworth, 93A-35: sigma_N^2 = eta_0 int |H_ctf H_r|^2 df (f in GHz)
             self._sigma_rx2[sl] = eta0 * np.sum(np.abs(ctle * h_r) ** 2, axis=-1) * df_ghz
             # crosstalk: aggressor pulses through the same RX EQ (93A.1.7 with the victim's TX FFE for FEXT)
             for a, ha in enumerate(aggr_h):
-                pa = self._pulses(ha[None, :] * ctle, n_fft, truncate=False)
-                ag_pulses[a][sl] = pa
+                pa = self._pulses(ha[None, :] * ctle, n_fft, truncate=False, cut=aggr_cut[a])
                 np.maximum(ag_env[a], np.abs(pa).max(axis=0), out=ag_env[a])
+                kept = ag_pulses[a]
+                if kept is None:
+                    before, span = ag_keep[a]
+                    margin = AGGR_MARGIN_UI * self.M
+                    lo = max(int(np.argmax(ag_env[a])) - before - margin, 0)
+                    ag_lo[a] = lo
+                    kept = ag_pulses[a] = np.empty((n_set, min(lo + span + 2 * margin, n_fft) - lo))
+                kept[sl] = pa[:, ag_lo[a]:ag_lo[a] + kept.shape[1]]
         self._stack = self._stack_rows(pulses)  # (C, K, M, n_out)
         del pulses
         self._precompute_forms()
         self._aggr = []
-        for ag, pa, env in zip(self.channel.aggressors, ag_pulses, ag_env):
+        for a, (ag, env) in enumerate(zip(self.channel.aggressors, ag_env)):
+            before, span = ag_keep[a]
+            first = int(np.argmax(env)) - before
+            kept, lo = ag_pulses[a], ag_lo[a]
+            assert kept is not None  # every aggressor was kept in the first chunk
+            if not (max(first, 0) >= lo and min(first + span, n_fft) <= lo + kept.shape[1]):
+                rx_eq = self._ctle(f, settings)  # the same RX EQ as in the loop above (with the RX FFE)
+                if ffe_basis is not None and self._rx_ffe_w is not None:
+                    rx_eq = rx_eq * np.einsum("ck,kf->cf", self._rx_ffe_w, ffe_basis)
+                kept, lo = self._pulses(aggr_h[a][None, :] * rx_eq, n_fft, truncate=False, cut=aggr_cut[a]), 0
+            ag_pulses[a] = None
+            main_only = ag.kind != "FEXT"
+            stack = self._stack_rows(kept, full=True, main_only=main_only, peak_env=env, offset=lo, n_total=n_fft)
+            del kept
             if ag.kind == "FEXT":
-                stack = self._stack_rows(pa, full=True, peak_env=env)
                 amp = ag.amplitude_v / self._tx.amplitude_v if ag.amplitude_v else \
                     self.profile.tx.amplitude_fe_v / self.profile.tx.amplitude_v
                 self._aggr.append(("FEXT", float(amp), stack))
             else:
                 amp = ag.amplitude_v or self.profile.tx.amplitude_ne_v
-                self._aggr.append(("NEXT", float(amp), self._stack_rows(pa, full=True, main_only=True,
-                                                                         peak_env=env)))
+                self._aggr.append(("NEXT", float(amp), stack))
         self._aggr_gram = self._aggressor_grams()
 
     def _rx_ffe_taps(self) -> tuple[int, int]:
@@ -311,19 +367,33 @@ class LinkPreparation(EngineState):
                 out.append(np.sum(stack[:, 0] ** 2, axis=-1))
         return out
 
+    def _aggressor_window(self, main_only: bool) -> tuple[int, int]:
+        """(samples before the aggressor's envelope peak, samples in all) that ``_stack_rows(full=True)``
+        reads of an aggressor pulse."""
+        M = self.M
+        offs = np.array([0]) if main_only else np.asarray(self._tx.offsets)
+        d_max, d_min = int(offs.max()), int(offs.min())
+        return M * (self.n_pre + 1) + d_max * M, (self.n_pre + 1 + self.n_post + d_max - d_min) * M
+
     def _stack_rows(self, pulses: np.ndarray, full: bool = False, main_only: bool = False,
-                    peak_env: np.ndarray | None = None) -> np.ndarray:
+                    peak_env: np.ndarray | None = None, offset: int = 0, n_total: int | None = None) -> np.ndarray:
         """Cursor matrices (C, K, M, n_out): for each TX FFE tap offset d_k, the rows n - d_k of the
         pulse sampled at phase j, n = -n_pre..n_post. ``full``: an aggressor window over all phases
         from the start of the pulse (their timing is unrelated to the victim's sampling), placed at the
-        peak of ``peak_env`` (default: max over settings of |pulses|)."""
+        peak of ``peak_env`` (default: max over settings of |pulses|). ``pulses`` may be a part of the
+        records: samples ``offset .. offset + len`` of records ``n_total`` long (default: whole records).
+
+        With consecutive offsets (every TX FFE here) the K matrices are read-only strided views of one
+        window (C, M, n_out + K - 1): row n of offset d_k is row n + d_max - d_k of the window, so the
+        stack takes the memory of one matrix, not K (the values are the same)."""
         M = self.M
         n_out = self.n_pre + 1 + self.n_post
         offs = np.array([0]) if main_only else np.asarray(self._tx.offsets)
-        n_c, n_tot = pulses.shape
+        n_c, n_buf = pulses.shape
+        n_tot = n_buf if n_total is None else int(n_total)
         if full:
             env = np.abs(pulses).max(axis=0) if peak_env is None else peak_env
-            start = np.full(n_c, int(np.argmax(env)) - M * (self.n_pre + 1))
+            start = np.full(n_c, int(np.argmax(env)) - M * (self.n_pre + 1) + (offset if peak_env is None else 0))
         else:
             start = np.asarray(self._ipk_c, dtype=np.int64) - M // 2 - M * self.n_pre
         # sample (n, j) of offset d is start + (n - d) M + j: one window per setting covers every offset
@@ -331,11 +401,22 @@ class LinkPreparation(EngineState):
         span = (n_out + d_max - d_min) * M
         idx = (start - d_max * M)[:, None] + np.arange(span)[None, :]
         valid = (idx >= 0) & (idx < n_tot)
-        win = np.where(valid, pulses[np.arange(n_c)[:, None], np.clip(idx, 0, n_tot - 1)], 0.0)
+        inside = (idx >= offset) & (idx < offset + n_buf)
+        if np.any(valid & ~inside):
+            raise AssertionError("aggressor window outside the kept part of its pulse")  # internal invariant
+        win = np.where(valid, pulses[np.arange(n_c)[:, None], np.clip(idx - offset, 0, n_buf - 1)], 0.0)
+        # window W[c, m, q] = sample q M + m; stack[c, k, m, n] = W[c, m, n + d_max - d_k]
+        w = np.ascontiguousarray(win.reshape(n_c, n_out + d_max - d_min, M).transpose(0, 2, 1))
+        if len(offs) == d_max - d_min + 1 and np.all(np.diff(offs) == 1):
+            s0, s1, s2 = w.strides
+            view: np.ndarray = np.lib.stride_tricks.as_strided(
+                w[:, :, d_max - d_min:], shape=(n_c, len(offs), M, n_out), strides=(s0, -s2, s1, s2),
+                writeable=False)
+            return view
         out = np.empty((n_c, len(offs), M, n_out))
         for k, d in enumerate(offs):
-            o = (d_max - int(d)) * M
-            out[:, k] = win[:, o:o + n_out * M].reshape(n_c, n_out, M).transpose(0, 2, 1)
+            q = d_max - int(d)
+            out[:, k] = w[:, :, q:q + n_out]
         return out
 
     def _precompute_forms(self) -> None:

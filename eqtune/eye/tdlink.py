@@ -116,13 +116,17 @@ def _floating(tail: np.ndarray, h0: float, groups: int, per: int, limit: float) 
 
 def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, samples_per_ui: int = 32,
                package_case: int | None = None, sampling: str = "mm", truncate_rel: float = 0.0,
-               cursor_time_s: float | None = None, tx_noise: str = "cursor", delay_s: float = 0.0) -> SimLink:
+               cursor_time_s: float | None = None, tx_noise: str = "cursor", tr_delay: bool = False,
+               delay_s: float = 0.0) -> SimLink:
     """The serdes-direction link (host TX FFE -> packages + channel -> CTLE + Butterworth -> DFE) of
     ``point`` (every TX tap of the profile and ``ctle_gdc``/``ctle_gdc2`` given), built from scratch.
 
     ``cursor_time_s``: sample at this time after the symbol's launch (the channel's own time axis, no
     filter delay added) instead of the simulator's own MM phase, e.g. another tool's sampling instant;
     ``truncate_rel`` > 0 truncates the impulse at that fraction of its peak (MATLAB COM does at 1e-3).
+    ``tr_delay``: give the T_r filter MATLAB COM's 3 T_r delay (../shared/com-golden README), so that the
+    time axis is the engine's and ``cursor_time_s`` falls on the same sample (3 T_r is not a whole number of
+    samples: 38.25 at 7.5 ps and 32 per UI).
     ``tx_noise``: the 93A-30 TX noise as MATLAB COM applies it, on the sampled cursor (``"cursor"``:
     sigma_TX^2 = h(0)^2 10^(-SNR_TX/10), the COM default), or on every cursor (``"spectrum"``:
     sigma_X^2 10^(-SNR_TX/10) sum_n h(n)^2). ``delay_s``: a pure delay exp(-j 2 pi f delay) on the whole link,
@@ -160,8 +164,11 @@ def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dic
     gdc, gdc2 = float(point[CTLE_GDC]), float(point.get(CTLE_GDC2, 0.0))
     h_eq = _h_ctf(f, gdc, gdc2, c.fz_ghz * 1e9, c.fp1_ghz * 1e9, c.fp2_ghz * 1e9,
                   c.flf_ghz * 1e9 if c.flf_ghz else None) * _h_r(f, prof.rx.fr_fb * fb)
+    h_t = _h_t(f, prof.tx.rise_time_ps * 1e-12)
+    if tr_delay:
+        h_t = h_t * np.exp(-2j * np.pi * f * 3.0 * prof.tx.rise_time_ps * 1e-12)
     delay = np.exp(-2j * np.pi * f * delay_s) if delay_s else 1.0
-    imp = np.fft.irfft(h * _h_t(f, prof.tx.rise_time_ps * 1e-12) * h_eq * delay, n_fft)
+    imp = np.fft.irfft(h * h_t * h_eq * delay, n_fft)
     if truncate_rel > 0:  # diagnostics: MATLAB COM's truncation of the impulse at a fraction of its peak
         above = np.nonzero(np.abs(imp) > truncate_rel * np.abs(imp).max())[0]
         imp[: above[0]] = 0.0
@@ -205,10 +212,11 @@ def build_link(channel: Channel, profile: str | SerdesProfile | None, point: dic
 def simulate_link(channel: Channel, profile: str | SerdesProfile | None, point: dict[str, float], *, ber_target: float = 1e-3,
                   n_symbols: int = 1 << 17, seed: int = 0, sampling: str = "mm",
                   package_case: int | None = None, truncate_rel: float = 0.0,
-                  cursor_time_s: float | None = None, tx_noise: str = "cursor") -> td.TimeDomainResult:
+                  cursor_time_s: float | None = None, tx_noise: str = "cursor",
+                  tr_delay: bool = False) -> td.TimeDomainResult:
     """Bit-by-bit eye of ``point`` on the simulator's own link (``build_link``), read at its phase."""
     lk = build_link(channel, profile, point, package_case=package_case, sampling=sampling,
-                    truncate_rel=truncate_rel, cursor_time_s=cursor_time_s, tx_noise=tx_noise)
+                    truncate_rel=truncate_rel, cursor_time_s=cursor_time_s, tx_noise=tx_noise, tr_delay=tr_delay)
     p = _window(lk.pulse_v, lk.cursor_index, lk.samples_per_ui, len(lk.dfe_taps_v))
     return td.simulate(p, lk.samples_per_ui, cursor_index=lk.cursor_index, modulation=lk.modulation, rlm=lk.rlm,
                        n_symbols=n_symbols, dfe_taps_v=lk.dfe_taps_v, sigma_noise_v=lk.sigma_noise_v,

@@ -96,8 +96,18 @@ NOISE_SCHEMA = Schema((  # 93A Table 93A-1
     _num("der0", 0.0, 0.5, lo_open=True),  # a detector error ratio (93A.1.7)
 ))
 _ZP = Field("zp_mm", "list", items=_num("zp_mm", 0.0, 1000.0, unit="mm"), hint=_FIX)  # package trace length
+BOARD_SCHEMA = Schema((  # a host board between package and channel (MATLAB COM add_brd; "Include PCB" = 1)
+    Field("zp_mm", "number", unit="mm", ge=0.0, le=1000.0, required=True, hint=_FIX),
+    Field("zc_ohm", "number", unit="ohm", ge=1.0, le=1000.0, required=True, hint=_FIX),
+    Field("c0_pf", "number", unit="pF", ge=0.0, le=10.0, required=True, hint=_FIX),
+    Field("c1_pf", "number", unit="pF", ge=0.0, le=10.0, required=True, hint=_FIX),
+    Field("tau_ns_per_mm", "number", unit="ns/mm", gt=0.0, le=1.0, required=True, hint=_FIX),
+    Field("gamma0_a1_a2", "list", min_len=3, max_len=3,
+          items=Field("gamma0_a1_a2", "number", ge=0.0, le=1.0), required=True, hint=_FIX),
+))
 PACKAGE_SCHEMA = Schema((_int("case", 0, 2),) + tuple(
-    Field(f"{role}_zp_mm", "list", items=_ZP.items, hint=_FIX) for role in ("tx", "rx", "fext", "next")))
+    Field(f"{role}_zp_mm", "list", items=_ZP.items, hint=_FIX) for role in ("tx", "rx", "fext", "next"))
+    + (Field("board", "table", schema=BOARD_SCHEMA),))
 MODULE_SCHEMA = Schema((
     _int("rx_pre_max", 0, CODE_MAX), _int("rx_post_max", 0, CODE_MAX),
     Field("rx_amp_codes", "list", min_len=1, items=_int("rx_amp_codes", 0, CODE_MAX),

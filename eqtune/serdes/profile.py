@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from eqtune.channel.model import Modulation
+from eqtune.channel.package import HostBoard
 from eqtune.config_schema import Field, check_value, fail, validate
 from eqtune.errors import ConfigError
 from eqtune.readers import loads_toml
@@ -160,6 +161,8 @@ class SerdesProfile:
     # (index 0 = case 1; the 802.3ck config sheets' z_p rows); a role or case not given uses
     # eqtune.channel.package's defaults (the C2C sheet's TX/RX lengths)
     package_zp_mm: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    # host board between each package and the channel (the sheet's "Include PCB" = 1; cable assemblies)
+    host_board: HostBoard | None = None
 
     def package_zp1_mm(self, role: str, case: int) -> float | None:
         """z_p (mm) of the first package line for ``role`` in package ``case``, or None (the default)."""
@@ -282,7 +285,17 @@ def profile_from_dict(data: dict[str, Any], source: str = "") -> SerdesProfile:
                          rx=rxs, noise=NoiseSpec(**d["noise"]), module=mod, package_case=package.get("case", 0),
                          source=source,
                          package_zp_mm={r: tuple(v) for r in ("tx", "rx", "fext", "next")
-                                        if (v := package.get(f"{r}_zp_mm")) is not None})
+                                        if (v := package.get(f"{r}_zp_mm")) is not None},
+                         host_board=_host_board(package.get("board")))
+
+
+def _host_board(b: dict[str, Any] | None) -> HostBoard | None:
+    """The ``[package.board]`` table as a ``HostBoard`` (pF -> F; gamma0 1/mm, a1, a2 as 93A-9..93A-12)."""
+    if b is None:
+        return None
+    g0, a1, a2 = (float(v) for v in b["gamma0_a1_a2"])
+    return HostBoard(zp_mm=b["zp_mm"], zc_ohm=b["zc_ohm"], c0_f=b["c0_pf"] * 1e-12, c1_f=b["c1_pf"] * 1e-12,
+                     tau_ns_per_mm=b["tau_ns_per_mm"], gamma0_per_mm=g0, a1=a1, a2=a2)
 
 
 def list_profiles() -> list[str]:

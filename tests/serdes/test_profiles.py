@@ -11,7 +11,7 @@ from eqtune.serdes.profile import profile_from_dict
 
 def test_shipped_profiles_load():
     names = list_profiles()
-    for n in ("host-lr-112g", "host-sr-112g", "host-lr-224g", "ieee-3ck-c2c", "ieee-3ck-kr"):
+    for n in ("host-lr-112g", "host-sr-112g", "host-lr-224g", "ieee-3ck-c2c", "ieee-3ck-kr", "ieee-3ck-cr"):
         assert n in names
         p = load_profile(n)
         assert p.name == n
@@ -61,6 +61,15 @@ def test_unknown_profile_and_bad_fields(tmp_path):
         profile_from_dict({"tx": {"taps": {"tx_c1": [-0.1, 0, 0.02, 0.5]}}})
     with pytest.raises(ConfigError, match="modulation"):
         profile_from_dict({"modulation": "QAM16"})
+    board = {"zp_mm": 110.3, "zc_ohm": 100.0, "c0_pf": 0.029, "c1_pf": 0.019, "tau_ns_per_mm": 5.79e-3,
+             "gamma0_a1_a2": [0.0, 3.8206e-4, 9.5909e-5]}
+    assert profile_from_dict({"package": {"case": 1, "board": board}}).host_board is not None
+    with pytest.raises(ConfigError, match=r"package\.board\.zc_ohm"):
+        profile_from_dict({"package": {"case": 1, "board": board | {"zc_ohm": 0.0}}})
+    with pytest.raises(ConfigError, match=r"package\.board\.gamma0_a1_a2"):
+        profile_from_dict({"package": {"case": 1, "board": board | {"gamma0_a1_a2": [0.0, 1e-4]}}})
+    with pytest.raises(ConfigError, match=r"package\.board"):
+        profile_from_dict({"package": {"case": 1, "board": {k: v for k, v in board.items() if k != "c1_pf"}}})
 
 
 def test_rx_ffe_section_parses():
