@@ -275,15 +275,15 @@ def solve_points(cs: CtleSetup, taps: FloatArray, prof: DjProfile, rx: RxConfig,
     r_hh = np.einsum("bi,pkij,bj->bpk", taps, cs.t_h, taps)                        # (B, M, n)
     bi = np.arange(b)[:, None]
     r_full = toeplitz_gram(r_hh[bi, phase], rn[bi, phase], rx.var_x)               # (B, O, n, n)
-    # H rows d..d+n_dfe (d = dh + n_pre): h[d + r - i] = sum_k c_k s_phi[d + r - i - k]
-    r_ix = np.arange(rx.n_dfe + 1)[:, None, None]
-    i_ix = np.arange(rx.n_taps)[None, :, None]
-    k_ix = np.arange(N_TX)[None, None, :]
-    idx = (dh + rx.n_pre)[:, :, None, None, None] + r_ix - i_ix - k_ix            # (B, O, R, n, 7)
+    # H rows d..d+n_dfe (d = dh + n_pre): h[u] = sum_k c_k s_phi[u - k] on the UI window the rows use
+    u = (dh + rx.n_pre)[:, :, None, None] + np.arange(rx.n_dfe + 1)[:, None] - np.arange(rx.n_taps)[None, :]
+    u_lo = int(u.min())
+    width = int(u.max()) - u_lo + 1
     n_ui = cs.s.shape[1]
-    ok = (idx >= 0) & (idx < n_ui)
-    vals = np.where(ok, cs.s[phase[:, :, None, None, None], np.clip(idx, 0, n_ui - 1)], 0.0)
-    rows = np.einsum("borik,bk->bori", vals, taps)
+    src = u_lo + np.arange(width)[None, :] - np.arange(N_TX)[:, None]                # (7, W)
+    s_win = np.where((src >= 0) & (src < n_ui), cs.s[:, np.clip(src, 0, n_ui - 1)], 0.0)   # (M, 7, W)
+    h_win = np.einsum("bk,pkw->bpw", taps, s_win)                                  # (B, M, W)
+    rows = h_win[np.arange(b)[:, None, None, None], phase[:, :, None, None], u - u_lo]   # (B, O, R, n)
     sol = mmse_solve(r_full, rows[:, :, 0], rows[:, :, 1:], n_pre=rx.n_pre, var_x=rx.var_x, b_min=rx.b_min,
                      b_max=rx.b_max, w_min=rx.w_min, w_max=rx.w_max, rlm=rx.rlm, levels=rx.levels)
     pick = np.argmax(sol.fom_db, axis=-1)                                          # first of equal ones
