@@ -76,7 +76,7 @@ def tx_rise_filter(f: FloatArray, rise_ps: float) -> FloatArray:
 def afe_filter(f: FloatArray, fr_hz: float) -> ComplexArray:
     """93A-20: 4th-order Butterworth, H_r = 1 / (1 - 3.414214 u^2 + u^4 + j 2.613126 (u - u^3)), u = f / f_r."""
     u = f / fr_hz
-    out: ComplexArray = 1.0 / (1 - 3.414214 * u**2 + u**4 + 2.613126j * (u - u**3))
+    out: ComplexArray = np.asarray(1.0 / (1 - 3.414214 * u**2 + u**4 + 2.613126j * (u - u**3)), dtype=complex)
     return out
 
 

@@ -21,7 +21,7 @@ from eqtune.arrays import FloatArray
 def voltage_grid(ystep: float, ymax: float) -> FloatArray:
     """An odd-length grid (n - n//2) ystep with n = 2 ceil(ymax / ystep) + 1 (0 at the centre)."""
     npts = 2 * int(np.ceil(ymax / ystep)) + 1
-    out: FloatArray = (np.arange(npts) - npts // 2) * ystep
+    out: FloatArray = (np.arange(npts) - npts // 2).astype(float) * float(ystep)
     return out
 
 

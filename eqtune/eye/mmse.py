@@ -227,20 +227,18 @@ def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int
 
     if np.any(dfe_limited):
         # DFE clamped: minimize w' R w - 2 w' (h0 + Hb' b_lim) subject to h0' w = 1 ([HH24]); solved for
-        # the clamped entries only
-        sel = dfe_limited
-        h0s = h0[sel] if h0.ndim > 1 else h0
-        g = h0s + (np.swapaxes(hb[sel] if hb.ndim > 2 else hb, -1, -2) @ b_lim[sel][..., None])[..., 0] \
-            if h0.ndim > 1 else h0 + (hb.T @ b_lim)
-        rinv = np.linalg.solve(r_full[sel] if r_full.ndim > 2 else r_full, np.stack([g, h0s], axis=-1))
+        # the clamped entries only (batch axes flattened)
+        n_dfe = hb.shape[-2]
+        sel = dfe_limited.reshape(-1)
+        h0c = h0.reshape(-1, n_taps)[sel]
+        hbc = hb.reshape(-1, n_dfe, n_taps)[sel]
+        g = h0c + (np.swapaxes(hbc, -1, -2) @ b_lim.reshape(-1, n_dfe)[sel][..., None])[..., 0]
+        rinv = np.linalg.solve(r_full.reshape(-1, n_taps, n_taps)[sel], np.stack([g, h0c], axis=-1))
         rinv_g, rinv_h0 = rinv[..., 0], rinv[..., 1]
-        mu = (1.0 - np.sum(h0s * rinv_g, -1, keepdims=True)) / np.sum(h0s * rinv_h0, -1, keepdims=True)
-        if h0.ndim > 1:
-            w = w.copy()
-            w[sel] = rinv_g + mu * rinv_h0
-        else:
-            w = rinv_g + mu * rinv_h0
-
+        mu = (1.0 - np.sum(h0c * rinv_g, -1, keepdims=True)) / np.sum(h0c * rinv_h0, -1, keepdims=True)
+        w_all = w.reshape(-1, n_taps).copy()
+        w_all[sel] = rinv_g + mu * rinv_h0
+        w = w_all.reshape(w.shape)
     ffe_limited = np.zeros(dfe_limited.shape, dtype=bool)
     if w_min is not None or w_max is not None:
         lo = np.full(n_taps, -np.inf) if w_min is None else w_min

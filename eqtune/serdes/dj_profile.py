@@ -181,7 +181,8 @@ def load_dj_profile(name_or_path: str | Path) -> DjProfile:
 
 def is_dj_profile(name_or_path: str | Path | None) -> bool:
     """True when ``name_or_path`` names a shipped 178A profile or a TOML file in the 178A format (an
-    ``[rx.ffe]`` table), so that ``eqtune com`` takes the 802.3dj procedure."""
+    ``[rx.ffe]`` table with ``n_taps``: the 802.3ck/host format's ``[rx.ffe]`` has ``pre``/``post``), so that
+    ``eqtune com`` takes the 802.3dj procedure."""
     if name_or_path is None:
         return False
     if str(name_or_path) in list_dj_profiles():
@@ -194,4 +195,4 @@ def is_dj_profile(name_or_path: str | Path | None) -> bool:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
     rx = data.get("rx")
-    return isinstance(rx, dict) and isinstance(rx.get("ffe"), dict)
+    return isinstance(rx, dict) and isinstance(rx.get("ffe"), dict) and "n_taps" in rx["ffe"]

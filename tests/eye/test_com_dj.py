@@ -70,6 +70,11 @@ def test_profile_family_is_detected() -> None:
     assert is_dj_profile(str(CMP_PROFILE))
     assert not is_dj_profile("ieee-3ck-kr")
     assert not is_dj_profile(None)
+    # a host/802.3ck profile file with its own [rx.ffe] table (pre/post taps) stays on the 802.3ck path
+    from eqtune.resources import serdes_profiles_dir
+
+    for toml in serdes_profiles_dir().glob("*.toml"):
+        assert not is_dj_profile(str(toml)), toml
 
 
 def test_tx_grid_keeps_c0_min_and_the_sheet_order() -> None:
