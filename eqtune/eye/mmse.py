@@ -216,12 +216,13 @@ def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int
     h0 = np.asarray(h0, dtype=float)
     hb = np.asarray(hb, dtype=float)
     n_taps = h0.shape[-1]
-    q = r_full - h0[..., :, None] * h0[..., None, :] - np.swapaxes(hb, -1, -2) @ hb   # H_isi' H_isi + Rn/var_x
+    # H_isi' H_isi + Rn/var_x (small batched products by einsum: numpy's matmul is slow on tiny matrices)
+    q = r_full - h0[..., :, None] * h0[..., None, :] - np.einsum("...ri,...rj->...ij", hb, hb)
 
     # Unconstrained DFE: w = Q^-1 h0 / (h0' Q^-1 h0); b = Hb w.
     qinv_h0 = np.linalg.solve(q, h0[..., None])[..., 0]
     w = qinv_h0 / np.sum(h0 * qinv_h0, axis=-1, keepdims=True)
-    b = (hb @ w[..., None])[..., 0]
+    b = np.einsum("...ri,...i->...r", hb, w)
     b_lim = np.clip(b, b_min, b_max)
     dfe_limited = np.any(b_lim != b, axis=-1)
 
@@ -232,7 +233,7 @@ def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int
         sel = dfe_limited.reshape(-1)
         h0c = h0.reshape(-1, n_taps)[sel]
         hbc = hb.reshape(-1, n_dfe, n_taps)[sel]
-        g = h0c + (np.swapaxes(hbc, -1, -2) @ b_lim.reshape(-1, n_dfe)[sel][..., None])[..., 0]
+        g = h0c + np.einsum("bri,br->bi", hbc, b_lim.reshape(-1, n_dfe)[sel])
         rinv = np.linalg.solve(r_full.reshape(-1, n_taps, n_taps)[sel], np.stack([g, h0c], axis=-1))
         rinv_g, rinv_h0 = rinv[..., 0], rinv[..., 1]
         mu = (1.0 - np.sum(h0c * rinv_g, -1, keepdims=True)) / np.sum(h0c * rinv_h0, -1, keepdims=True)
@@ -246,12 +247,12 @@ def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int
         w_clip = clip_ffe_to_cursor(w, n_pre, lo, hi)
         ffe_limited = np.any(w_clip != w, axis=-1)
         w = np.where(ffe_limited[..., None], w_clip / np.sum(h0 * w_clip, -1, keepdims=True), w)
-    b_final = np.clip((hb @ w[..., None])[..., 0], b_min, b_max)
+    b_final = np.clip(np.einsum("...ri,...i->...r", hb, w), b_min, b_max)
 
     # General MSE with the constrained (w, b) ([HH24]).
-    mse = var_x * (np.einsum("...i,...ij,...j->...", w, r_full, w) + 1.0 + np.sum(b_final**2, -1)
-                   - 2.0 * np.sum(w * h0, -1)
-                   - 2.0 * np.sum(w * (np.swapaxes(hb, -1, -2) @ b_final[..., None])[..., 0], -1))
+    rw = np.einsum("...ij,...j->...i", r_full, w)
+    mse = var_x * (np.sum(w * rw, -1) + 1.0 + np.sum(b_final**2, -1) - 2.0 * np.sum(w * h0, -1)
+                   - 2.0 * np.sum(np.einsum("...ri,...i->...r", hb, w) * b_final, -1))
     with np.errstate(divide="ignore"):
         fom = 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(np.maximum(mse, 0.0)))
     return MmseSolution(ffe=w, dfe=b_final, mse=mse, fom_db=fom, dfe_limited=dfe_limited,
