@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -305,6 +305,7 @@ class SearchResult:
     dfe: FloatArray
     mse: float
     points: int
+    per_ctle: tuple[SearchResult, ...] = ()  # the best point of each CTLE setting (for re-ranking)
 
 
 def search(link: DjLink, prof: DjProfile, *, progress: Callable[[int], None] | None = None) -> SearchResult:
@@ -312,21 +313,24 @@ def search(link: DjLink, prof: DjProfile, *, progress: Callable[[int], None] | N
     rx = RxConfig.from_profile(prof)
     taps = tx_grid(prof)
     m = link.grid.samples_per_ui
-    best: SearchResult | None = None
     done = 0
     basis = ctle_basis(link, prof, rx.n_taps)
+    per_ctle: list[SearchResult] = []
     for gdc, gdc2 in ctle_settings(prof):
         cs = prepare_ctle(link, prof, rx, gdc, gdc2, basis)
+        here: SearchResult | None = None
         for lo in range(0, len(taps), COMBO_CHUNK):
             part = taps[lo:lo + COMBO_CHUNK]
             ps = solve_points(cs, part, prof, rx, m, m // 2)
             k = int(np.argmax(ps.fom_db))
-            if best is None or ps.fom_db[k] > best.fom_db:
-                best = SearchResult(gdc_db=gdc, gdc2_db=gdc2, tx_taps=part[k].copy(), fom_db=float(ps.fom_db[k]),
+            if here is None or ps.fom_db[k] > here.fom_db:
+                here = SearchResult(gdc_db=gdc, gdc2_db=gdc2, tx_taps=part[k].copy(), fom_db=float(ps.fom_db[k]),
                                     sample_index=int(ps.sample_index[k]), ffe=ps.ffe[k].copy(),
                                     dfe=ps.dfe[k].copy(), mse=float(ps.mse[k]), points=0)
             done += len(part)
             if progress is not None:
                 progress(done)
-    assert best is not None
-    return SearchResult(**{**best.__dict__, "points": done})
+        assert here is not None
+        per_ctle.append(here)
+    best = per_ctle[int(np.argmax([r.fom_db for r in per_ctle]))]  # the first of equal ones
+    return replace(best, points=done, per_ctle=tuple(per_ctle))
