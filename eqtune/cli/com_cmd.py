@@ -67,8 +67,8 @@ def build_channel(channel: str, fext: tuple[str, ...], nxt: tuple[str, ...], por
 
 @click.command("com")
 @click.argument("channel")
-@click.option("--profile", default=None, help="SerDes profile: ieee-3ck-kr, ieee-3ck-c2c, ieee-3ck-cr, or a TOML "
-              "(default: the channel's).")
+@click.option("--profile", default=None, help="SerDes profile: ieee-3ck-kr, ieee-3ck-c2c, ieee-3ck-cr, an 802.3dj "
+              "(Annex 178A) profile such as ieee-dj-kr, or a TOML (default: the channel's).")
 @click.option("--fext", multiple=True, metavar="FILE|GLOB", help="FEXT aggressor Touchstone files (repeatable).")
 @click.option("--next", "nxt", multiple=True, metavar="FILE|GLOB", help="NEXT aggressor Touchstone files (repeatable).")
 @click.option("--case", "cases", type=click.Choice(("1", "2")), multiple=True,
@@ -82,20 +82,31 @@ def build_channel(channel: str, fext: tuple[str, ...], nxt: tuple[str, ...], por
                    "10^(-SNR_TX/10) sum h(n)^2 (a deviation from MATLAB COM).")
 @click.option("--no-floating-taps", is_flag=True, help="Drop the profile's floating DFE taps (a deviation).")
 @click.option("--samples-per-ui", type=click.IntRange(8, 256), default=32, show_default=True)
+@click.option("--adc/--no-adc", default=None, help="802.3dj profiles: ADC quantization noise (default: the profile's).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (progress goes to stderr).")
 @click.option("--plot", default=None, metavar="FILE.png", help="Pulse response and noise budget of the worse case.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @channel_file_options
 def com(channel: str, profile: str | None, fext: tuple[str, ...], nxt: tuple[str, ...], cases: tuple[str, ...],
         port_order: str | None, aggressor_port_order: str | None, tx_noise: str, no_floating_taps: bool,
-        samples_per_ui: int, as_json: bool, plot: str | None, quiet: bool, file_lane: int | None,
+        samples_per_ui: int, adc: bool | None, as_json: bool, plot: str | None, quiet: bool, file_lane: int | None,
         extrapolate: str) -> None:
     """COM of CHANNEL by the standard's procedure: the sheet's TX FFE x CTLE grid searched by the figure of
     merit (93A-36), COM (93A-1) at the best EQ, both package cases, the worse reported."""
     from eqtune.eye.com import compute_com
+    from eqtune.serdes.dj_profile import is_dj_profile
 
     ch = build_channel(channel, fext, nxt, port_order, aggressor_port_order,
                        **channel_file_kwargs(file_lane, extrapolate))
+    if is_dj_profile(profile or ch.serdes_profile):  # 802.3dj: the Annex 178A procedure (eqtune.eye.com_dj)
+        from eqtune.cli.com_dj_cmd import run_dj_com
+        from eqtune.errors import InputError
+
+        if plot:
+            raise InputError("--plot is not available with an 802.3dj profile yet: drop it")
+        run_dj_com(ch, profile or ch.serdes_profile, cases=tuple(int(c) for c in cases) or None, adc=adc,
+                   samples_per_ui=samples_per_ui, as_json=as_json, quiet=quiet)
+        return
     cb, bar = _progress(quiet)
     with bar:
         rep = compute_com(ch, profile, cases=tuple(int(c) for c in cases) or None, tx_noise=tx_noise,

@@ -183,47 +183,80 @@ def mmse_rx_ffe(h: FloatArray, rn: FloatArray, *, cursor: int, n_taps: int, n_pr
     h0 = big_h[..., d, :]                                    # (..., n_taps)
     hb = big_h[..., d + 1:d + 1 + n_dfe, :]                  # (..., n_dfe, n_taps)
     lag = np.abs(np.arange(n_taps)[:, None] - np.arange(n_taps)[None, :])
-    rn_toeplitz = rn[..., :n_taps][..., lag] / var_x         # toeplitz(rn) / var_x
-    gram = np.swapaxes(big_h, -1, -2) @ big_h                # H' H
-    r_full = gram + rn_toeplitz
-    q = r_full - h0[..., :, None] * h0[..., None, :] - np.swapaxes(hb, -1, -2) @ hb   # H_isi' H_isi + Rn/var_x
+    r_full = np.swapaxes(big_h, -1, -2) @ big_h + rn[..., :n_taps][..., lag] / var_x   # H'H + toeplitz(rn)/var_x
+    sol = mmse_solve(r_full, h0, hb, n_pre=n_pre, var_x=var_x, b_min=b_min, b_max=b_max, w_min=w_min_a,
+                     w_max=w_max_a, rlm=rlm, levels=levels)
+    y = (big_h @ sol.ffe[..., None])[..., 0]
+    isi = y.copy()
+    isi[..., d] -= 1.0
+    isi[..., d + 1:d + 1 + n_dfe] -= sol.dfe
+    return MmseSolution(ffe=sol.ffe, dfe=sol.dfe, mse=sol.mse, fom_db=sol.fom_db, dfe_limited=sol.dfe_limited,
+                        ffe_limited=sol.ffe_limited, isi=isi)
+
+
+def toeplitz_gram(r_hh: FloatArray, rn: FloatArray, var_x: float) -> FloatArray:
+    """R = H'H + toeplitz(rn) / var_x (178A-33) from autocorrelations (..., n_taps) at lags 0..n_taps-1.
+
+    For the *full* convolution matrix H of a pulse h with an n-tap FFE, H'H is the Toeplitz matrix of the
+    linear autocorrelation of h (``r_hh[k] = sum_n h[n] h[n + k]``), so R needs neither H nor its size.
+    """
+    n = r_hh.shape[-1]
+    lag = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
+    out: FloatArray = (r_hh + rn / var_x)[..., lag]
+    return out
+
+
+def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int, var_x: float,
+               b_min: FloatArray, b_max: FloatArray, w_min: FloatArray | None = None,
+               w_max: FloatArray | None = None, rlm: float = 1.0, levels: int = 4) -> MmseSolution:
+    """The constrained MMSE FFE + DFE (module docstring) from R = H'H + Rnn/var_x (..., n, n), the cursor
+    row ``h0`` (..., n) and the DFE rows ``hb`` (..., n_dfe, n) of H: 178A-33..36. ``isi`` is left empty
+    (:func:`mmse_rx_ffe` fills it from the pulse)."""
+    r_full = np.asarray(r_full, dtype=float)
+    h0 = np.asarray(h0, dtype=float)
+    hb = np.asarray(hb, dtype=float)
+    n_taps = h0.shape[-1]
+    # H_isi' H_isi + Rn/var_x (small batched products by einsum: numpy's matmul is slow on tiny matrices)
+    q = r_full - h0[..., :, None] * h0[..., None, :] - np.einsum("...ri,...rj->...ij", hb, hb)
 
     # Unconstrained DFE: w = Q^-1 h0 / (h0' Q^-1 h0); b = Hb w.
     qinv_h0 = np.linalg.solve(q, h0[..., None])[..., 0]
     w = qinv_h0 / np.sum(h0 * qinv_h0, axis=-1, keepdims=True)
-    b = (hb @ w[..., None])[..., 0]
+    b = np.einsum("...ri,...i->...r", hb, w)
     b_lim = np.clip(b, b_min, b_max)
     dfe_limited = np.any(b_lim != b, axis=-1)
 
     if np.any(dfe_limited):
-        # DFE clamped: minimize w' R w - 2 w' (h0 + Hb' b_lim) subject to h0' w = 1 ([HH24]).
-        g = h0 + (np.swapaxes(hb, -1, -2) @ b_lim[..., None])[..., 0]
-        rinv = np.linalg.solve(r_full, np.stack([g, h0], axis=-1))
+        # DFE clamped: minimize w' R w - 2 w' (h0 + Hb' b_lim) subject to h0' w = 1 ([HH24]); solved for
+        # the clamped entries only (batch axes flattened)
+        n_dfe = hb.shape[-2]
+        sel = dfe_limited.reshape(-1)
+        h0c = h0.reshape(-1, n_taps)[sel]
+        hbc = hb.reshape(-1, n_dfe, n_taps)[sel]
+        g = h0c + np.einsum("bri,br->bi", hbc, b_lim.reshape(-1, n_dfe)[sel])
+        rinv = np.linalg.solve(r_full.reshape(-1, n_taps, n_taps)[sel], np.stack([g, h0c], axis=-1))
         rinv_g, rinv_h0 = rinv[..., 0], rinv[..., 1]
-        mu = (1.0 - np.sum(h0 * rinv_g, -1, keepdims=True)) / np.sum(h0 * rinv_h0, -1, keepdims=True)
-        w = np.where(dfe_limited[..., None], rinv_g + mu * rinv_h0, w)
-
+        mu = (1.0 - np.sum(h0c * rinv_g, -1, keepdims=True)) / np.sum(h0c * rinv_h0, -1, keepdims=True)
+        w_all = w.reshape(-1, n_taps).copy()
+        w_all[sel] = rinv_g + mu * rinv_h0
+        w = w_all.reshape(w.shape)
     ffe_limited = np.zeros(dfe_limited.shape, dtype=bool)
-    if w_min_a is not None or w_max_a is not None:
-        lo = np.full(n_taps, -np.inf) if w_min_a is None else w_min_a
-        hi = np.full(n_taps, np.inf) if w_max_a is None else w_max_a
+    if w_min is not None or w_max is not None:
+        lo = np.full(n_taps, -np.inf) if w_min is None else w_min
+        hi = np.full(n_taps, np.inf) if w_max is None else w_max
         w_clip = clip_ffe_to_cursor(w, n_pre, lo, hi)
         ffe_limited = np.any(w_clip != w, axis=-1)
         w = np.where(ffe_limited[..., None], w_clip / np.sum(h0 * w_clip, -1, keepdims=True), w)
-    b_final = np.clip((hb @ w[..., None])[..., 0], b_min, b_max)
+    b_final = np.clip(np.einsum("...ri,...i->...r", hb, w), b_min, b_max)
 
     # General MSE with the constrained (w, b) ([HH24]).
-    mse = var_x * (np.einsum("...i,...ij,...j->...", w, r_full, w) + 1.0 + np.sum(b_final**2, -1)
-                   - 2.0 * np.sum(w * h0, -1)
-                   - 2.0 * np.sum(w * (np.swapaxes(hb, -1, -2) @ b_final[..., None])[..., 0], -1))
-    y = (big_h @ w[..., None])[..., 0]
-    isi = y.copy()
-    isi[..., d] -= 1.0
-    isi[..., d + 1:d + 1 + n_dfe] -= b_final
+    rw = np.einsum("...ij,...j->...i", r_full, w)
+    mse = var_x * (np.sum(w * rw, -1) + 1.0 + np.sum(b_final**2, -1) - 2.0 * np.sum(w * h0, -1)
+                   - 2.0 * np.sum(np.einsum("...ri,...i->...r", hb, w) * b_final, -1))
     with np.errstate(divide="ignore"):
         fom = 20.0 * np.log10(rlm / (levels - 1) / np.sqrt(np.maximum(mse, 0.0)))
     return MmseSolution(ffe=w, dfe=b_final, mse=mse, fom_db=fom, dfe_limited=dfe_limited,
-                        ffe_limited=ffe_limited, isi=isi)
+                        ffe_limited=ffe_limited, isi=np.zeros(h0.shape[:-1] + (0,)))
 
 
 @dataclass(frozen=True)

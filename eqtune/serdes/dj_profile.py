@@ -6,7 +6,7 @@ tap groups, a CTLE with a second pole (fp3), ADC quantization noise and MLSE. Ev
 file cites its source on its line. The units are those of the 802.3ck profiles (GHz, ps, V, dB, UI).
 
 ``DjProfile.ffe_limits()`` gives the ``w_min`` / ``w_max`` arrays :func:`eqtune.eye.mmse.mmse_rx_ffe` takes
-(fixed taps only; the floating groups are not solved yet).
+(fixed taps only; the floating groups are not solved yet). ``eqtune.eye.com_dj`` computes COM with a profile.
 """
 
 from __future__ import annotations
@@ -72,12 +72,17 @@ _NOISE = Schema((
     Field("mlsd", "bool", required=True, hint=_FIX), _num("dcom_an_db", 0.0, 20.0, unit="dB"),
 ))
 _PACKAGE = Schema((_nums("zc_ohm", 1.0, 1000.0, None, "ohm"), _num("zp2_mm", 0.0, 1000.0, unit="mm"),
-                   _nums("test1_zp1_mm", 0.0, 1000.0, 2, "mm"), _nums("test2_zp1_mm", 0.0, 1000.0, 2, "mm")))
+                   _nums("test1_zp1_mm", 0.0, 1000.0, 2, "mm"), _nums("test2_zp1_mm", 0.0, 1000.0, 2, "mm"),
+                   _nums("cd_pf", 0.0, 10.0, None, "pF"), _nums("ls_nh", 0.0, 10.0, None, "nH"),
+                   _num("cb_pf", 0.0, 10.0, unit="pF"), _num("cp_pf", 0.0, 10.0, unit="pF"),
+                   _num("gamma0_per_mm", 0.0, 1.0), _num("a1", 0.0, 1.0), _num("a2", 0.0, 1.0),
+                   _num("tau_ns_per_mm", gt=0.0, hi=1.0, unit="ns/mm")))
 DJ_PROFILE_SCHEMA = Schema((
     Field("name", "string", nonempty=True, required=True, hint=_FIX),
     Field("description", "string", default=""),
     _num("baud_gbd", gt=0.0, hi=1000.0, unit="GBd"), _int("levels", 2, 16), _int("samples_per_ui", 1, 1024),
     _num("der0", gt=0.0, hi=0.5), _num("r0_ohm", gt=0.0, hi=1000.0, unit="ohm"),
+    Field("frequency_step_ghz", "number", unit="GHz", gt=0.0, le=1.0, default=0.01, hint=_FIX),
     Field("tx", "table", schema=_TX, required=True), Field("rx", "table", schema=_RX, required=True),
     Field("noise", "table", schema=_NOISE, required=True), Field("package", "table", schema=_PACKAGE, required=True),
 ))
@@ -108,6 +113,7 @@ class DjProfile:
     samples_per_ui: int
     der0: float
     r0_ohm: float
+    frequency_step_ghz: float
     tx: dict[str, Any]
     fr_fb: float
     ctle: dict[str, Any]
@@ -133,6 +139,9 @@ def dj_profile_from_dict(data: Any, where: str) -> DjProfile:
     if ffe.n_pre >= ffe.n_taps:
         raise ConfigError(f"{where}: rx.ffe.n_pre: must be < n_taps ({ffe.n_taps}), got {ffe.n_pre}; {_FIX}")
     dfe = d["rx"]["dfe"]
+    pkg = d["package"]
+    if len(pkg["cd_pf"]) != len(pkg["ls_nh"]):
+        raise ConfigError(f"{where}: package: cd_pf and ls_nh must have one value per die ladder segment; {_FIX}")
     if len(dfe["b_min"]) != len(dfe["b_max"]) or any(a > b for a, b in zip(dfe["b_min"], dfe["b_max"])):
         raise ConfigError(f"{where}: rx.dfe: b_min and b_max must have equal lengths with b_min <= b_max; {_FIX}")
     for key in ("gdc_db", "gdc2_db"):
@@ -140,7 +149,8 @@ def dj_profile_from_dict(data: Any, where: str) -> DjProfile:
         if lo > hi or step <= 0:
             raise ConfigError(f"{where}: rx.ctle.{key}: give [min, max, step] with min <= max, step > 0; {_FIX}")
     return DjProfile(name=d["name"], description=d["description"], baud_gbd=d["baud_gbd"], levels=d["levels"],
-                     samples_per_ui=d["samples_per_ui"], der0=d["der0"], r0_ohm=d["r0_ohm"], tx=d["tx"],
+                     samples_per_ui=d["samples_per_ui"], der0=d["der0"], r0_ohm=d["r0_ohm"],
+                     frequency_step_ghz=d["frequency_step_ghz"], tx=d["tx"],
                      fr_fb=d["rx"]["fr_fb"], ctle=d["rx"]["ctle"], ffe=ffe, b_min=tuple(dfe["b_min"]),
                      b_max=tuple(dfe["b_max"]), noise=d["noise"], package=d["package"], source=where)
 
@@ -167,3 +177,22 @@ def load_dj_profile(name_or_path: str | Path) -> DjProfile:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: invalid TOML ({exc}): fix the file") from None
     return dj_profile_from_dict(data, str(p))
+
+
+def is_dj_profile(name_or_path: str | Path | None) -> bool:
+    """True when ``name_or_path`` names a shipped 178A profile or a TOML file in the 178A format (an
+    ``[rx.ffe]`` table with ``n_taps``: the 802.3ck/host format's ``[rx.ffe]`` has ``pre``/``post``), so that
+    ``eqtune com`` takes the 802.3dj procedure."""
+    if name_or_path is None:
+        return False
+    if str(name_or_path) in list_dj_profiles():
+        return True
+    p = Path(name_or_path)
+    if p.suffix != ".toml" or not p.is_file():
+        return False
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    rx = data.get("rx")
+    return isinstance(rx, dict) and isinstance(rx.get("ffe"), dict) and "n_taps" in rx["ffe"]
