@@ -394,11 +394,23 @@ class Watcher:
 
     # ------------------------------------------------------------------ the loop
     def run(self, *, count: int | None = None, duration_s: float | None = None,
-            stop: threading.Event | None = None) -> None:
+            stop: threading.Event | None = None, advance: Callable[[float], None] | None = None) -> None:
         """Poll until ``count`` intervals, ``duration_s`` seconds or ``stop`` is set. Intervals start
         on a fixed schedule; an interval that overruns makes the next one start at once (no burst of
-        catch-up polls)."""
+        catch-up polls). ``advance(seconds)``: a simulated clock (a rehearsal) that is moved by the
+        interval between polls instead of waiting; ``duration_s`` then counts simulated seconds."""
         stop = stop or threading.Event()
+        if advance is not None:
+            if count is None and duration_s is not None:
+                count = max(1, int(duration_s // self.interval_s))
+            try:
+                while not stop.is_set() and (count is None or self.interval < count):
+                    self.poll_interval()
+                    if count is None or self.interval < count:
+                        advance(self.interval_s)
+            finally:
+                self.close()
+            return
         start = time.monotonic()
         nxt = start
         try:
