@@ -16,7 +16,7 @@ import numpy as np
 from eqtune.jsonutil import finite_or_none
 from eqtune.watch.actions import suggest
 from eqtune.watch.detect import DetectConfig, Finding, FleetDetector, ModuleThresholds
-from eqtune.watch.frameloss import frame_loss
+from eqtune.watch.frameloss import FrameLossTest, frame_loss, predict_from_histogram
 from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
 
@@ -90,6 +90,33 @@ def _groups(targets: list[WatchTarget]) -> dict[int, list[int]]:
     return {i: members for members in by.values() for i in members}
 
 
+def _host_fec_from_labels(target: WatchTarget) -> Any:
+    """The port's FEC counters from the COUNTERS_DB dump the fleet CSV names (``fec_source``,
+    ``interface``); None when the row names none."""
+    path, iface = target.labels.get("fec_source"), target.labels.get("interface")
+    if not path or not iface:
+        return None
+    from eqtune.watch.hostfec import read_counters_db
+
+    return read_counters_db(path, iface)
+
+
+def _frame_loss_action(f: Finding, resource: str, lane: int, channel: str | None, consent_flag: str | None):
+    """The action for a lane that loses frames (the action rules know steps, trends and thermal
+    excess; frame loss past its limit is harmful by definition)."""
+    from eqtune.watch.actions import Action, retune_command
+
+    ev = f.evidence
+    what = f"{ev.get('ratio', float('nan')):.2g} > {ev.get('limit', float('nan')):.2g}"
+    if ev.get("scope") == "port":
+        return Action("check_host", f"port {ev.get('interface')} of module {resource} loses frames at the host's FEC "
+                                    f"({what}): check the host receive direction (the module's Rx output codes, "
+                                    "the host SerDes) and the module's own VDM")
+    return Action("retune", f"re-tune lane {lane} of module {resource}: it loses frames ({ev.get('source')}: {what}); "
+                            "the watch verifies it afterwards",
+                  retune_command(resource, lane, channel, consent_flag=consent_flag))
+
+
 def _present(col: np.ndarray, n: int = 60) -> list[float]:
     return [float(x) for x in col[~np.isnan(col)][-n:]]
 
@@ -159,7 +186,8 @@ class Watcher:
                  opener: Callable[[str], CmisModule] | None = None, workers: int | None = None,
                  clock: Callable[[], float] = time.time,
                  on_module: Callable[[ModuleSample], None] | None = None, retain_days: float = 1.0,
-                 block_s: float = 900.0, consent_flag: str | None = None) -> None:
+                 block_s: float = 900.0, consent_flag: str | None = None,
+                 host_fec: Callable[[WatchTarget], Any] | None = None) -> None:
         if not targets:
             from eqtune.errors import InputError
 
@@ -192,6 +220,11 @@ class Watcher:
         self.retain_days, self.block_s = float(retain_days), float(block_s)
         self.identity: dict[str, dict[str, str]] = {}
         self.consent_flag = consent_flag  # printed in re-tune commands (the CLI knows the tune command's)
+        # host FEC counters of a module's port (SONiC COUNTERS_DB, fleet CSV fec_source + interface):
+        # host_fec(target) -> FecSnapshot | None; the frame-loss test over them and the lanes' readings
+        self.host_fec = host_fec or _host_fec_from_labels
+        self._fec_last: dict[str, Any] = {}
+        self.frame_loss_test = FrameLossTest()
         self._compacted = -float("inf")
         self.notes: list[str] = []
         self._slot = {t.resource: i for i, t in enumerate(targets)}
@@ -226,7 +259,37 @@ class Watcher:
         s = read_module(mod, target.resource, target.lanes, clock=self.clock)
         if not s.ok:  # reopen next time (adapter reset, module re-seated)
             self._drop(target.resource)
+        else:
+            self._read_host_fec(target, s)
         return s
+
+    def _read_host_fec(self, target: WatchTarget, s: ModuleSample) -> None:
+        """The port's host FEC counts since the last poll into ``s.port_fec`` (a failure is a note,
+        not a failed poll: the module answered)."""
+        from eqtune.errors import EqtuneError
+        from eqtune.watch.hostfec import interval, poisson_interval
+
+        try:
+            snap = self.host_fec(target)
+        except (EqtuneError, OSError) as exc:
+            s.notes.append(f"host FEC: {str(exc).splitlines()[0][:200]}")
+            return
+        if snap is None:
+            return
+        iv = interval(self._fec_last.get(target.resource), snap)
+        self._fec_last[target.resource] = snap
+        if iv is None or iv.codewords <= 0:
+            return
+        lo, hi = poisson_interval(iv.uncorrectable, iv.codewords)
+        port: dict[str, Any] = {"source": "measured (host FEC counters)", "ratio": iv.uncorrectable / iv.codewords,
+                                "uncorrectable": iv.uncorrectable, "codewords": iv.codewords, "ci95": [lo, hi],
+                                "interface": target.labels.get("interface")}
+        if iv.bins is not None and sum(iv.bins[1:]) >= 10:
+            port["predicted"] = predict_from_histogram(iv.bins)
+        for name, key in (("FEC_FLR", "host_fec_flr"), ("FEC_FLR_PREDICTED", "host_fec_flr_predicted")):
+            if name in iv.rates:
+                port[key] = iv.rates[name]
+        s.port_fec = port
 
     def _drop(self, resource: str) -> None:
         mod = self.modules.pop(resource, None)
@@ -333,9 +396,28 @@ class Watcher:
         per_lane: dict[tuple[int, int], list[Finding]] = {}
         for s in samples:
             m = self._slot[s.resource]
+            first_lane = min(s.lanes, default=None)
+            ef_limit = s.thresholds.get("errored_frames_warning")
             for lane in s.lanes:
                 if 1 <= lane <= n_lane:
                     per_lane[(m, lane)] = det.findings(m, lane - 1)
+                    if not s.ok:
+                        continue
+                    vals = s.lanes[lane]
+                    fl = frame_loss(vals.get("prefec_ber"), vals.get("errored_frames"))
+                    measured = fl is not None and fl["source"].startswith("measured")
+                    ev = self.frame_loss_test.update(
+                        (s.resource, lane), fl, limit=ef_limit if measured and ef_limit else None,
+                        limit_from="module VDM errored-frames warning" if measured and ef_limit
+                        else "802.3 frame-loss objective")
+                    if ev is not None:
+                        per_lane[(m, lane)].append(Finding("frame_loss", "frame_loss_ratio", ev))
+                    if lane == first_lane and s.port_fec is not None or (lane == first_lane and
+                                                                         (s.resource, 0) in self.frame_loss_test.state):
+                        pev = self.frame_loss_test.update((s.resource, 0), s.port_fec)
+                        if pev is not None:
+                            pev.update({"scope": "port", "interface": self.targets[m].labels.get("interface")})
+                            per_lane[(m, lane)].append(Finding("frame_loss", "frame_loss_ratio", pev))
         moved = {m: 0 for m in range(n_mod)}
         counted = {m: 0 for m in range(n_mod)}
         for (m, _lane), fs in per_lane.items():
@@ -364,6 +446,9 @@ class Watcher:
                 act = suggest(fs, resource=s.resource, lane=lane, channel=tgt.channel, module_fraction=frac[m],
                               group_fraction=gfrac, retune_failed=key in self.retune_failed,
                               consent_flag=self.consent_flag)
+                loss = next((f for f in fs if f.kind == "frame_loss"), None)
+                if loss is not None and act.level in ("none", "watch"):
+                    act = _frame_loss_action(loss, s.resource, lane, tgt.channel, self.consent_flag)
                 last = arr[-1] if len(arr) else np.array([s.ts, np.nan, np.nan, np.nan])
                 st = LaneStatus(s.resource, lane, finite_or_none(last[1]), finite_or_none(last[2]),
                                 finite_or_none(last[3]), fs, str(act), _present(arr[:, 2]), _present(arr[:, 3]),
