@@ -34,7 +34,7 @@ from eqtune.watch.detect import FleetDetector
 from eqtune.watch.simulate import Plant, SimFleet, SimSpec
 
 
-def quiet(cadence: float, lane_hours: float, seed: int, modules: int = 512) -> dict:
+def quiet(cadence: float, lane_hours: float, seed: int, modules: int = 512, progress: bool = False) -> dict:
     lanes = modules * 8
     spec = SimSpec(modules=modules, interval_s=cadence, hours=lane_hours / lanes, seed=seed)
     det = FleetDetector(modules, 8, cadence)
@@ -48,6 +48,10 @@ def quiet(cadence: float, lane_hours: float, seed: int, modules: int = 512) -> d
         edges += int((cur & ~prev).sum())
         ever |= cur
         prev = cur
+        t = float(ts[0]) + cadence
+        if progress and t % 3600.0 < cadence:  # a running tally each simulated hour (long 1 s runs)
+            print(f"    [{cadence:g} s] so far: {edges} false alarm(s) over {lanes * t / 3600.0:.0f} lane-hours "
+                  f"({time.process_time() - t0:.0f} s CPU)", flush=True)
     return {"lane_hours": lanes * spec.hours, "false_alarms": edges, "lanes_ever": int(ever.sum()),
             "cpu_s": time.process_time() - t0}
 
@@ -101,11 +105,13 @@ def main() -> None:
     ap.add_argument("--cadences", default="60,10,1")
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--set", choices=("heldout", "fresh", "tuning"), default="heldout")
+    ap.add_argument("--modules", type=int, default=512, help="modules of the quiet fleet (8 lanes each)")
+    ap.add_argument("--progress", action="store_true", help="print the quiet tally every simulated hour")
     args = ap.parse_args()
     base = {"heldout": 1000, "fresh": 50000, "tuning": 1}[args.set]
-    print(f"seed set: {args.set} (seeds from {base}); load: {os.getloadavg()[0]:.1f} (1-min) on {os.cpu_count()} cores")
+    print(f"seed set: {args.set} (seeds from {base}); quiet fleet {args.modules} x 8 lanes; load: {os.getloadavg()[0]:.1f} (1-min) on {os.cpu_count()} cores")
     for cadence in (float(c) for c in args.cadences.split(",")):
-        q = quiet(cadence, args.lane_hours, base)
+        q = quiet(cadence, args.lane_hours, base, args.modules, args.progress)
         rate = q["false_alarms"] / q["lane_hours"] * 1e4
         print(f"[{cadence:g} s] quiet: {q['false_alarms']} false alarm(s) over {q['lane_hours']:.0f} lane-hours "
               f"= {rate:.2f} per 10,000 lane-hours ({q['lanes_ever']} lane(s) ever flagged; {q['cpu_s']:.0f} s CPU)")

@@ -105,13 +105,7 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
             click.echo(f"{d.kind:<8} {d.name:<22} {emu.resource}")
         click.echo(f"link quality: {link.quality_source}")
         click.echo("emulators running; press Ctrl-C to stop", err=True)
-        t_end = None if duration is None else time.monotonic() + duration
-        _stop_on_sigterm()
-        try:
-            while t_end is None or time.monotonic() < t_end:
-                time.sleep(0.05 if t_end is not None else 0.5)
-        except KeyboardInterrupt:
-            pass
+        _wait(duration)
     finally:
         for emu in started:
             emu.stop()
@@ -121,6 +115,7 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
 
 
 def _wait(duration: float | None) -> None:
+    """Until Ctrl-C, SIGTERM or ``duration`` seconds."""
     t_end = None if duration is None else time.monotonic() + duration
     _stop_on_sigterm()
     try:

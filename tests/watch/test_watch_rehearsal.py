@@ -205,3 +205,19 @@ def test_scenario_dataclass_defaults_match_the_schema():
     from eqtune.emulate.scenario import parse_scenario
 
     assert replace(parse_scenario({}, "x"), source="<scenario>") == Scenario()
+
+
+def test_emulate_scenario_serves_every_module_and_writes_the_fleet_csv(tmp_path):
+    from eqtune.watch.targets import from_csv
+
+    p = tmp_path / "s.toml"
+    p.write_text(SMALL.replace("modules = 6", "modules = 5"), encoding="utf-8")
+    out = tmp_path / "fleet.csv"
+    res = CliRunner().invoke(main, ["emulate", "--scenario", str(p), "--module-port", "0", "--fleet-out", str(out),
+                                    "--duration", "0"])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("net:127.0.0.1:") == 5 and "fault    module 1 lane 3" in res.output
+    targets = from_csv(out)
+    assert len(targets) == 5 and targets[0].labels["server"] == "rack01" and targets[0].channel == "c2m-10in"
+    res = CliRunner().invoke(main, ["emulate", "--scenario", str(p), "--module-port", "65534", "--duration", "0"])
+    assert res.exit_code == 2 and "65538" in res.output
