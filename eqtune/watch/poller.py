@@ -347,6 +347,12 @@ class Watcher:
         for s in samples:
             m = self._slot[s.resource]
             mods.append((s.resource, "eqtune_module_hot_celsius", float(det.hot[m])))
+            pf = s.port_fec
+            if pf is not None:  # the host's FEC over the last interval (a ratio of codewords, and its interval)
+                mods.append((s.resource, "eqtune_port_fec_codeword_error_ratio", float(pf["ratio"])))
+                mods.append((s.resource, "eqtune_port_fec_codeword_error_high_ratio", float(pf["ci95"][1])))
+                if pf.get("predicted"):
+                    mods.append((s.resource, "eqtune_port_frame_loss_predicted_ratio", float(pf["predicted"]["ratio"])))
             for lane in s.lanes:
                 if not 1 <= lane <= det.shape[2]:
                     continue

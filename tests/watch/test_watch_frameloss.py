@@ -148,8 +148,16 @@ def test_watch_flags_a_port_losing_frames_from_host_counters(tmp_path):
     targets = targets_of(fleet)
     targets[0].labels["interface"] = "Ethernet0"
     reports = []
+
+    class Exporter:
+        rows: list = []
+
+        def update(self, interval, samples, active, *, detector_rows, module_rows, identity, labels):
+            self.rows = module_rows
+
+    exporter = Exporter()
     w = Watcher(targets, interval_s=60.0, opener=fleet.opener, clock=fleet.clock.unix, host_fec=source,
-                on_interval=reports.append)
+                on_interval=reports.append, exporter=exporter)
     base = host.port_ber("Ethernet0")
 
     def poll(n: int, ber: float) -> list:
@@ -170,6 +178,9 @@ def test_watch_flags_a_port_losing_frames_from_host_counters(tmp_path):
     assert ev["interval"][0] > 6.2e-11 and ev["uncorrectable"] > 0
     assert flags[0]["action_level"] == "check_host" and "Ethernet0" in flags[0]["action"]
     assert bad[-1].samples[0].port_fec["predicted"]["dfe_tap"] == 0.5
+    exported = {name: v for _r, name, v in exporter.rows}
+    assert exported["eqtune_port_fec_codeword_error_ratio"] == pytest.approx(bad[-1].samples[0].port_fec["ratio"])
+    assert exported["eqtune_port_frame_loss_predicted_ratio"] > 0
     back = poll(12, 1e-6)
     gone = [i for i, r in enumerate(back) if any(c["kind"] == "frame_loss" for c in r.cleared)]
     assert gone and 7 <= gone[0] <= 10
