@@ -81,7 +81,7 @@ class _WatchCommand(click.Command):
               show_default=True, help="Pre-FEC BER alarm level where a module advertises none (VDM).")
 @click.option("--esnr-min-db", type=FiniteFloat(min=0.0, max=60.0), default=None,
               help="eSNR warning level (dB) where a module advertises none (default: PAM4 eSNR at --ber-warning).")
-@click.option("--retain-days", type=FiniteFloat(min=0.0, min_open=True, max=3650.0), default=7.0, show_default=True,
+@click.option("--retain-days", type=FiniteFloat(min=0.0, min_open=True, max=3650.0), default=1.0, show_default=True,
               help="Keep raw samples this long, then min/max/mean per --block.")
 @click.option("--block", "block_s", type=FiniteFloat(min=1.0, max=86400.0), default=900.0, show_default=True,
               help="Downsampling block (s) for samples older than --retain-days.")
