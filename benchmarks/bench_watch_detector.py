@@ -78,6 +78,9 @@ def faults(cadence: float, seed: int, hours: float = 6.0) -> dict:
         for name, (m, ln) in where.items():
             if mask[m, ln] and name not in first:
                 first[name] = t
+            if name.startswith("thermal") and mask[m, ln] and name + "_kind" not in first:
+                if any(f.kind == "thermal" for f in det.findings(m, ln)):
+                    first[name + "_kind"] = t  # flagged as thermal (not only as a step during the swing)
         if step_first is None and mask[where["step"]]:
             if any(f.kind == "step" for f in det.findings(*where["step"])):
                 step_first = t
@@ -95,6 +98,8 @@ def faults(cadence: float, seed: int, hours: float = 6.0) -> dict:
     return {"step_polls": polls, "step_held": held_at_end,
             "thermal5x_in_swing": first.get("thermal5x", math.inf) <= swing_end["thermal5x"],
             "thermal16x_in_swing": first.get("thermal16x", math.inf) <= swing_end["thermal16x"],
+            "thermal5x_as_thermal": first.get("thermal5x_kind", math.inf) <= swing_end["thermal5x"],
+            "thermal16x_as_thermal": first.get("thermal16x_kind", math.inf) <= swing_end["thermal16x"],
             "noisy": "noisy" in first, "marginal": "marginal" in first, "other": other,
             "thermal_swing_seen": all(math.isfinite(v) for v in swing_end.values())}
 
@@ -123,7 +128,9 @@ def main() -> None:
               f"still flagged at the end {sum(r['step_held'] for r in rows)}/{len(rows)}")
         seen = [r for r in rows if r["thermal_swing_seen"]]
         print(f"[{cadence:g} s] thermal 5x siblings flagged within its first swing {sum(r['thermal5x_in_swing'] for r in seen)}/"
-              f"{len(seen)}; 16x {sum(r['thermal16x_in_swing'] for r in seen)}/{len(seen)}")
+              f"{len(seen)}; 16x {sum(r['thermal16x_in_swing'] for r in seen)}/{len(seen)}; as a thermal finding: 5x "
+              f"{sum(r['thermal5x_as_thermal'] for r in seen)}/{len(seen)}, 16x {sum(r['thermal16x_as_thermal'] for r in seen)}/"
+              f"{len(seen)}")
         print(f"[{cadence:g} s] ever flagged: noisy-healthy {sum(r['noisy'] for r in rows)}/{len(rows)}, marginal-stable "
               f"{sum(r['marginal'] for r in rows)}/{len(rows)}, any other lane {sum(r['other'] for r in rows)}/{len(rows)}")
 
