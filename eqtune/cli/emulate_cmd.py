@@ -52,8 +52,16 @@ def _stop_on_sigterm() -> None:
 @click.option("--no-module", is_flag=True, help="Start only the instrument emulators.")
 @click.option("--duration", type=click.FloatRange(min=0.0), default=None, hidden=True,
               help="Stop after this many seconds (tests, scripted demos).")
+@click.option("--scenario", default=None, metavar="TOML",
+              help="Serve a scenario's fleet instead (a file or a shipped name, e.g. planted-faults): its N modules, "
+                   "each on its own port from --module-port, in this one process, with their scripted "
+                   "temperatures and faults (docs/watch-rehearsal.md). No instruments.")
+@click.option("--speed", type=click.FloatRange(min=0.0, min_open=True, max=3600.0), default=1.0, show_default=True,
+              help="With --scenario: scenario seconds per real second (60: an hour of the script in a minute).")
+@click.option("--fleet-out", default=None, metavar="CSV",
+              help="With --scenario: write the fleet CSV that `eqtune watch --fleet` reads (resource, server, port, serial).")
 def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, ...], host: str, seed: int | None,
-            no_module: bool, duration: float | None) -> None:
+            no_module: bool, duration: float | None, scenario: str | None, speed: float, fleet_out: str | None) -> None:
     """Start the module and instrument emulators for CHANNEL and print the resource strings."""
     from eqtune.drivers.definition import find_definition
     from eqtune.emulate.bridge import NON_LOOPBACK_WARNING, is_loopback
@@ -62,6 +70,17 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
 
     if not is_loopback(host):
         click.echo("eqtune: warning: " + NON_LOOPBACK_WARNING.format(host=f"--host {host}"), err=True)
+    if scenario is not None:
+        if instruments or no_module:
+            from eqtune.errors import InputError
+
+            raise InputError("--scenario serves modules only: drop --instrument and --no-module")
+        _serve_scenario(scenario, host, module_port, speed, fleet_out, duration)
+        return
+    if fleet_out is not None:
+        from eqtune.errors import InputError
+
+        raise InputError("--fleet-out writes a scenario's fleet CSV: give --scenario TOML with it")
     names = list(instruments) or list(DEFAULT_INSTRUMENTS)
     defs = [find_definition(n) for n in names]  # unknown names fail before anything starts
     link = EmulatedLink(channel, seed=seed)
@@ -86,16 +105,54 @@ def emulate(channel: str, port: int, module_port: int, instruments: tuple[str, .
             click.echo(f"{d.kind:<8} {d.name:<22} {emu.resource}")
         click.echo(f"link quality: {link.quality_source}")
         click.echo("emulators running; press Ctrl-C to stop", err=True)
-        t_end = None if duration is None else time.monotonic() + duration
-        _stop_on_sigterm()
-        try:
-            while t_end is None or time.monotonic() < t_end:
-                time.sleep(0.05 if t_end is not None else 0.5)
-        except KeyboardInterrupt:
-            pass
+        _wait(duration)
     finally:
         for emu in started:
             emu.stop()
         if bridge is not None:
             bridge.stop()
+    click.echo("emulators stopped", err=True)
+
+
+def _wait(duration: float | None) -> None:
+    """Until Ctrl-C, SIGTERM or ``duration`` seconds."""
+    t_end = None if duration is None else time.monotonic() + duration
+    _stop_on_sigterm()
+    try:
+        while t_end is None or time.monotonic() < t_end:
+            time.sleep(0.05 if t_end is not None else 0.5)
+    except KeyboardInterrupt:
+        pass
+
+
+def _serve_scenario(path: str, host: str, first_port: int, speed: float, fleet_out: str | None,
+                    duration: float | None) -> None:
+    """``emulate --scenario``: every module of the scenario on its own register bridge, one process."""
+    import warnings
+    from pathlib import Path
+
+    from eqtune.emulate.scenario import ScenarioClock, build_fleet, load_scenario
+    from eqtune.errors import InputError
+
+    sc = load_scenario(path)
+    if first_port and first_port + sc.modules - 1 > 65535:
+        raise InputError(f"--module-port {first_port}: {sc.modules} modules need ports up to "
+                         f"{first_port + sc.modules - 1}; give a lower port or 0 (free ports)")
+    fleet = build_fleet(sc, ScenarioClock(speed=speed))
+    try:
+        with warnings.catch_warnings():  # said once above
+            warnings.simplefilter("ignore", UserWarning)
+            fleet.serve(host, first_port)
+        for res, lab in zip(fleet.resources, fleet.labels, strict=True):
+            click.echo(f"module   {sc.name}/{lab['module']:<4} {lab['server']}/{lab['port']:<6} {res}")
+        for f in sc.faults:
+            click.echo(f"fault    module {f.module} lane {f.lane}: {f.describe()}")
+        if fleet_out:
+            Path(fleet_out).write_text(fleet.fleet_csv(), encoding="utf-8")
+            click.echo(f"fleet CSV {fleet_out}: eqtune watch --fleet {fleet_out}")
+        click.echo(f"scenario {sc.name}: {sc.modules} modules, scenario time at {speed:g}x real time; "
+                   "press Ctrl-C to stop", err=True)
+        _wait(duration)
+    finally:
+        fleet.stop()
     click.echo("emulators stopped", err=True)

@@ -22,8 +22,10 @@ def _fmt_flag(f: dict) -> str:
         return f"BETTER {f['resource']} lane {f['lane']}: {fmt(ev['before'])} -> {fmt(ev['after'])} (the new baseline)"
     from eqtune.watch.actions import evidence_line
     from eqtune.watch.detect import Finding
+    from eqtune.watch.frameloss import frame_loss_line
 
-    line = evidence_line(Finding(f["kind"], f["metric"], f["evidence"]))
+    line = (frame_loss_line(f["evidence"]) if f["kind"] == "frame_loss"
+            else evidence_line(Finding(f["kind"], f["metric"], f["evidence"])))
     out = f"FLAG {f['resource']} lane {f['lane']} {f['kind']} ({f['metric']}): {line}\n     action: {f.get('action') or '-'}"
     return out
 
@@ -83,18 +85,22 @@ class _WatchCommand(click.Command):
               show_default=True, help="Pre-FEC BER alarm level where a module advertises none (VDM).")
 @click.option("--esnr-min-db", type=FiniteFloat(min=0.0, max=60.0), default=None,
               help="eSNR warning level (dB) where a module advertises none (default: PAM4 eSNR at --ber-warning).")
-@click.option("--retain-days", type=FiniteFloat(min=0.0, min_open=True, max=3650.0), default=7.0, show_default=True,
+@click.option("--retain-days", type=FiniteFloat(min=0.0, min_open=True, max=3650.0), default=1.0, show_default=True,
               help="Keep raw samples this long, then min/max/mean per --block.")
 @click.option("--block", "block_s", type=FiniteFloat(min=1.0, max=86400.0), default=900.0, show_default=True,
               help="Downsampling block (s) for samples older than --retain-days.")
 @click.option("--demo-fleet", type=click.IntRange(1, 256), default=None, metavar="N",
               help="Watch N emulated modules (3 planted weak lanes, one lane at a wrong fixed Tx input EQ code, a "
                    "10 C ramp at 30x speed) instead of hardware.")
+@click.option("--scenario", default=None, metavar="TOML",
+              help="Rehearse: watch a scenario's emulated fleet (a file or a shipped name, e.g. planted-faults) "
+                   "on a simulated clock (--interval and --duration in simulated seconds; nothing sleeps), then "
+                   "report what was flagged and when against the planted faults.")
 def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | None, lanes: str | None,
           channel: str | None, interval_s: float, count: int | None, duration_s: float | None, db_path: str | None,
           sessions: str | None, no_store: bool, prometheus: str | None, as_json: bool, tui: bool, window_s: float,
           horizon_s: float, hot_c: float, ber_warning: float, ber_alarm: float, esnr_min_db: float | None,
-          retain_days: float, block_s: float, demo_fleet: int | None) -> None:
+          retain_days: float, block_s: float, demo_fleet: int | None, scenario: str | None) -> None:
     """Watch module lanes: VDM pre-FEC BER/eSNR/FEC counters and temperature on an interval."""
     import signal
     import sys
@@ -108,6 +114,18 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
         raise InputError(f"--ber-alarm {ber_alarm:g} is below --ber-warning {ber_warning:g}: the alarm is the higher BER")
     if tui and as_json:
         raise InputError("--tui and --json both want the terminal: choose one")
+    cfg = DetectConfig(window_s=window_s, horizon_s=horizon_s, hot_c=hot_c, ber_warning=ber_warning,
+                       ber_alarm=ber_alarm, esnr_warning_db=esnr_min_db)
+    if scenario is not None:
+        if resources or fleet_csv or push_report or demo_fleet:
+            raise InputError("--scenario is a rehearsal of its own emulated fleet: give no resources, --fleet, "
+                             "--from-push or --demo-fleet with it")
+        if tui or prometheus:
+            raise InputError("--scenario runs on a simulated clock: --tui and --prometheus need real time; "
+                             "serve the scenario with `eqtune emulate --scenario` and watch its --fleet-out CSV")
+        _rehearse(scenario, interval_s, count, duration_s, cfg, as_json,
+                  None if no_store else (db_path, sessions))
+        return
     lane_list = parse_lanes(lanes or "", "--lanes")
     targets = [WatchTarget(r, lane_list, channel) for r in resources]
     if fleet_csv:
@@ -128,8 +146,6 @@ def watch(resources: tuple[str, ...], fleet_csv: str | None, push_report: str | 
     targets = [t for t in targets if not (t.resource in seen or seen.add(t.resource))]
     if not targets:
         raise InputError("nothing to watch: give module resources, --fleet CSV, --from-push REPORT or --demo-fleet N")
-    cfg = DetectConfig(window_s=window_s, horizon_s=horizon_s, hot_c=hot_c, ber_warning=ber_warning,
-                       ber_alarm=ber_alarm, esnr_warning_db=esnr_min_db)
     for note in cfg.for_interval(interval_s)[1]:
         click.echo(f"eqtune: note: {note}", err=True)
 
@@ -196,6 +212,61 @@ def _demo_knock_off(fleet, modules: int) -> str:
         mod.apply_eq({lane: {"tx_eq": code}})
     return (f"demo: lane {lane} of {fleet.resources[m]} holds a wrong fixed Tx input EQ code (tx_eq={code}); "
             "run the re-tune the watch prints for it (another terminal) and the watch verifies the lane")
+
+
+def _rehearse(scenario: str, interval_s: float, count: int | None, duration_s: float | None, cfg, as_json: bool,
+              store_at: tuple[str | None, str | None] | None) -> None:
+    """``watch --scenario``: the watch over a scenario's emulated fleet on a simulated clock."""
+    import sys
+
+    from eqtune.emulate.scenario import EPOCH_S, load_scenario
+    from eqtune.errors import EqtuneError
+    from eqtune.jsonutil import dumps
+    from eqtune.watch.rehearse import rehearse
+
+    sc = load_scenario(scenario)
+    for note in cfg.for_interval(interval_s)[1]:
+        click.echo(f"eqtune: note: {note}", err=True)
+    store = None
+    if store_at is not None:
+        from eqtune.watch.store import WatchStore, default_path
+
+        store = WatchStore(store_at[0] or default_path(store_at[1]))
+        store.start_run(sys.argv)
+    if count is None and duration_s is None:
+        duration_s = 4 * 3600.0
+    if not as_json:
+        click.echo(f"rehearsal {sc.name}: {sc.modules} emulated modules x {sc.lanes} lanes, {len(sc.faults)} planted "
+                   f"fault(s), polls every {interval_s:g} s on a simulated clock"
+                   + (f"; store {store.path}" if store is not None else ""))
+
+    def show(rep) -> None:
+        t = rep.ts - EPOCH_S
+        stamp = f"t={t:7.0f} s ({int(t // 3600):02d}:{int(t % 3600 // 60):02d})"
+        if as_json:
+            for f in rep.new_flags:
+                click.echo(dumps({"type": "flag", "interval": rep.interval, "t_s": t, **f}))
+            for c in rep.cleared:
+                click.echo(dumps({"type": "cleared", "interval": rep.interval, "t_s": t, **c}))
+            return
+        for f in rep.new_flags:
+            click.echo(f"{stamp} " + _fmt_flag(f))
+        for c in rep.cleared:
+            click.echo(f"{stamp} CLEAR {c['resource']} lane {c['lane']} {c['kind']}: the evidence no longer holds")
+
+    try:
+        report = rehearse(sc, interval_s=interval_s, polls=count, duration_s=duration_s, cfg=cfg, store=store,
+                          on_interval=show)
+    except EqtuneError:
+        raise
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        click.echo(dumps({"type": "rehearsal", **report.to_dict()}))
+    else:
+        for line in report.lines():
+            click.echo(line)
 
 
 def _tune_consent_flag() -> str | None:

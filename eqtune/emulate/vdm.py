@@ -25,6 +25,8 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from eqtune.emulate.cmis_table import load_table
 from eqtune.emulate.prbs import f16_encode
 
@@ -50,6 +52,11 @@ def rs_symbol_error_ratio(ber: float) -> float:
     return -math.expm1(RS_SYMBOL_PAM4 * math.log1p(-ser)) if ser > 0 else 0.0
 
 
+_K_TAIL = np.arange(RS_T + 1, RS_N + 1, dtype=float)
+# log C(544, k) for k = 16..544 (lgamma), computed once: every VDM refresh evaluates the tail
+_LOG_C_TAIL = np.array([math.lgamma(RS_N + 1) - math.lgamma(k + 1) - math.lgamma(RS_N - k + 1) for k in range(RS_T + 1, RS_N + 1)])
+
+
 def _errored_frame_ratio(ber: float) -> float:
     """P(more than 15 of the 544 RS symbols of a codeword are wrong): the binomial upper tail summed
     term by term in the log domain (log C(n, k) from lgamma), never as 1 - CDF, so it stays exact
@@ -59,11 +66,9 @@ def _errored_frame_ratio(ber: float) -> float:
         return 0.0
     if p >= 1.0:
         return 1.0
-    lp, lq = math.log(p), math.log1p(-p)
-    logs = [math.lgamma(RS_N + 1) - math.lgamma(k + 1) - math.lgamma(RS_N - k + 1) + k * lp + (RS_N - k) * lq
-            for k in range(RS_T + 1, RS_N + 1)]
-    top = max(logs)
-    return min(1.0, math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
+    logs = _LOG_C_TAIL + _K_TAIL * math.log(p) + (RS_N - _K_TAIL) * math.log1p(-p)
+    top = float(logs.max())
+    return min(1.0, math.exp(top) * float(np.sum(np.exp(logs - top))))
 
 
 class VdmModel:
@@ -170,9 +175,10 @@ class VdmModel:
         samples = hist or [cur]
         if name.startswith("ber_"):
             return {"ber_min_host": min, "ber_max_host": max}.get(name, lambda h: sum(h) / len(h))(samples)
-        ratio = [_errored_frame_ratio(b) for b in samples]
         if name == "ferc_host":
             self.ferc[lane] = self.ferc.get(lane, 0.0) + _errored_frame_ratio(cur) * CODEWORDS_PER_S * SAMPLE_S
             return self.ferc[lane]
-        return {"ef_cur_host": _errored_frame_ratio(cur), "ef_min_host": min(ratio), "ef_max_host": max(ratio)
-                }.get(name, sum(ratio) / len(ratio))
+        if name == "ef_cur_host":
+            return _errored_frame_ratio(cur)
+        ratio = [_errored_frame_ratio(b) for b in samples]
+        return {"ef_min_host": min(ratio), "ef_max_host": max(ratio)}.get(name, sum(ratio) / len(ratio))

@@ -324,7 +324,9 @@ class FleetDetector:
             level_down = self.run_down_sum / self.run_down
         attention = np.ones(self.shape, bool)
         attention[0] = np.nan_to_num(level_up[0], nan=-99.0) >= self.warn[0] - c.attention_decades
-        new = live & up & ~self.step & attention & ~self.thermal_held
+        # a lane held for a thermal excess (on either series) steps with every swing: that is the
+        # thermal finding's evidence, not a new change point
+        new = live & up & ~self.step & attention & ~self.thermal_held.any(axis=0)
         if new.any():
             self.step |= new
             self.before = np.where(new, self.base, self.before)

@@ -90,6 +90,8 @@ class ModuleSample:
     notes: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     thresholds: dict[str, float] = field(default_factory=dict)
+    #: the port's frame loss from the host's FEC counters over the last interval (eqtune.watch.hostfec)
+    port_fec: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -101,6 +103,7 @@ class ModuleSample:
     def to_dict(self) -> dict[str, Any]:
         return {"resource": self.resource, "ts": self.ts, "temperature_c": self.temperature_c,
                 "ok": self.ok, "error": self.error, "notes": self.notes, "duration_s": self.duration_s,
+                **({"port_fec": self.port_fec} if self.port_fec is not None else {}),
                 "lanes": {str(lane): {k: (NOT_ADVERTISED if v is None else v) for k, v in vals.items()
                                       if v is not None or k in OBSERVABLES}
                           for lane, vals in self.lanes.items()}}
@@ -164,6 +167,8 @@ def vdm_thresholds(raw: Mapping[int, Any] | None) -> dict[str, float]:
                 out.setdefault("ber_warning", float(t.high_warning))
                 if t.high_alarm > 0:
                     out.setdefault("ber_alarm", float(t.high_alarm))
+            elif obs == "errored_frames" and t.high_warning > 0:
+                out.setdefault("errored_frames_warning", float(t.high_warning))
             elif obs == "esnr_db" and t.low_warning > 0:
                 out.setdefault("esnr_warning_db", float(t.low_warning))
                 if t.low_alarm > 0:

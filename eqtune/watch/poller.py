@@ -16,7 +16,7 @@ import numpy as np
 from eqtune.jsonutil import finite_or_none
 from eqtune.watch.actions import LaneState, suggest
 from eqtune.watch.detect import DetectConfig, Finding, FleetDetector, ModuleThresholds
-from eqtune.watch.frameloss import frame_loss
+from eqtune.watch.frameloss import FrameLossTest, frame_loss, predict_from_histogram
 from eqtune.watch.observe import ModuleSample, read_module
 from eqtune.watch.targets import WatchTarget
 
@@ -90,6 +90,33 @@ def _groups(targets: list[WatchTarget]) -> dict[int, list[int]]:
     return {i: members for members in by.values() for i in members}
 
 
+def _host_fec_from_labels(target: WatchTarget) -> Any:
+    """The port's FEC counters from the COUNTERS_DB dump the fleet CSV names (``fec_source``,
+    ``interface``); None when the row names none."""
+    path, iface = target.labels.get("fec_source"), target.labels.get("interface")
+    if not path or not iface:
+        return None
+    from eqtune.watch.hostfec import read_counters_db
+
+    return read_counters_db(path, iface)
+
+
+def _frame_loss_action(f: Finding, resource: str, lane: int, channel: str | None, consent_flag: str | None):
+    """The action for a lane that loses frames (the action rules know steps, trends and thermal
+    excess; frame loss past its limit is harmful by definition)."""
+    from eqtune.watch.actions import Action, retune_command
+
+    ev = f.evidence
+    what = f"{ev.get('ratio', float('nan')):.2g} > {ev.get('limit', float('nan')):.2g}"
+    if ev.get("scope") == "port":
+        return Action("check_host", f"port {ev.get('interface')} of module {resource} loses frames at the host's FEC "
+                                    f"({what}): check the host receive direction (the module's Rx output codes, "
+                                    "the host SerDes) and the module's own VDM")
+    return Action("retune", f"re-tune lane {lane} of module {resource}: it loses frames ({ev.get('source')}: {what}); "
+                            "the watch verifies it afterwards",
+                  retune_command(resource, lane, channel, consent_flag=consent_flag))
+
+
 def _present(col: np.ndarray, n: int = 60) -> list[float]:
     return [float(x) for x in col[~np.isnan(col)][-n:]]
 
@@ -160,7 +187,8 @@ class Watcher:
                  clock: Callable[[], float] = time.time,
                  on_module: Callable[[ModuleSample], None] | None = None, retain_days: float = 1.0,
                  block_s: float = 900.0, consent_flag: str | None = None,
-                 sessions_dir: str | None = None) -> None:
+                 sessions_dir: str | None = None,
+                 host_fec: Callable[[WatchTarget], Any] | None = None) -> None:
         if not targets:
             from eqtune.errors import InputError
 
@@ -203,6 +231,11 @@ class Watcher:
         self.verifier = RetuneVerifier(sessions_dir, polls=max(3, self.cfg.persist_count(self.interval_s)),
                                        step_min_decades=self.cfg.step_min_decades, step_min_db=self.cfg.step_min_db,
                                        store_path=str(getattr(store, "path", "")) or None)
+        # host FEC counters of a module's port (SONiC COUNTERS_DB, fleet CSV fec_source + interface):
+        # host_fec(target) -> FecSnapshot | None; the frame-loss test over them and the lanes' readings
+        self.host_fec = host_fec or _host_fec_from_labels
+        self._fec_last: dict[str, Any] = {}
+        self.frame_loss_test = FrameLossTest()
         self._compacted = -float("inf")
         self.notes: list[str] = []
         self._slot = {t.resource: i for i, t in enumerate(targets)}
@@ -237,7 +270,37 @@ class Watcher:
         s = read_module(mod, target.resource, target.lanes, clock=self.clock)
         if not s.ok:  # reopen next time (adapter reset, module re-seated)
             self._drop(target.resource)
+        else:
+            self._read_host_fec(target, s)
         return s
+
+    def _read_host_fec(self, target: WatchTarget, s: ModuleSample) -> None:
+        """The port's host FEC counts since the last poll into ``s.port_fec`` (a failure is a note,
+        not a failed poll: the module answered)."""
+        from eqtune.errors import EqtuneError
+        from eqtune.watch.hostfec import interval, poisson_interval
+
+        try:
+            snap = self.host_fec(target)
+        except (EqtuneError, OSError) as exc:
+            s.notes.append(f"host FEC: {str(exc).splitlines()[0][:200]}")
+            return
+        if snap is None:
+            return
+        iv = interval(self._fec_last.get(target.resource), snap)
+        self._fec_last[target.resource] = snap
+        if iv is None or iv.codewords <= 0:
+            return
+        lo, hi = poisson_interval(iv.uncorrectable, iv.codewords)
+        port: dict[str, Any] = {"source": "measured (host FEC counters)", "ratio": iv.uncorrectable / iv.codewords,
+                                "uncorrectable": iv.uncorrectable, "codewords": iv.codewords, "ci95": [lo, hi],
+                                "interface": target.labels.get("interface")}
+        if iv.bins is not None and sum(iv.bins[1:]) >= 10:
+            port["predicted"] = predict_from_histogram(iv.bins)
+        for name, key in (("FEC_FLR", "host_fec_flr"), ("FEC_FLR_PREDICTED", "host_fec_flr_predicted")):
+            if name in iv.rates:
+                port[key] = iv.rates[name]
+        s.port_fec = port
 
     def _drop(self, resource: str) -> None:
         mod = self.modules.pop(resource, None)
@@ -295,6 +358,12 @@ class Watcher:
         for s in samples:
             m = self._slot[s.resource]
             mods.append((s.resource, "eqtune_module_hot_celsius", float(det.hot[m])))
+            pf = s.port_fec
+            if pf is not None:  # the host's FEC over the last interval (a ratio of codewords, and its interval)
+                mods.append((s.resource, "eqtune_port_fec_codeword_error_ratio", float(pf["ratio"])))
+                mods.append((s.resource, "eqtune_port_fec_codeword_error_high_ratio", float(pf["ci95"][1])))
+                if pf.get("predicted"):
+                    mods.append((s.resource, "eqtune_port_frame_loss_predicted_ratio", float(pf["predicted"]["ratio"])))
             for lane in s.lanes:
                 if not 1 <= lane <= det.shape[2]:
                     continue
@@ -344,9 +413,28 @@ class Watcher:
         per_lane: dict[tuple[int, int], list[Finding]] = {}
         for s in samples:
             m = self._slot[s.resource]
+            first_lane = min(s.lanes, default=None)
+            ef_limit = s.thresholds.get("errored_frames_warning")
             for lane in s.lanes:
                 if 1 <= lane <= n_lane:
                     per_lane[(m, lane)] = det.findings(m, lane - 1)
+                    if not s.ok:
+                        continue
+                    vals = s.lanes[lane]
+                    fl = frame_loss(vals.get("prefec_ber"), vals.get("errored_frames"))
+                    measured = fl is not None and fl["source"].startswith("measured")
+                    ev = self.frame_loss_test.update(
+                        (s.resource, lane), fl, limit=ef_limit if measured and ef_limit else None,
+                        limit_from="module VDM errored-frames warning" if measured and ef_limit
+                        else "802.3 frame-loss objective")
+                    if ev is not None:
+                        per_lane[(m, lane)].append(Finding("frame_loss", "frame_loss_ratio", ev))
+                    if lane == first_lane and s.port_fec is not None or (lane == first_lane and
+                                                                         (s.resource, 0) in self.frame_loss_test.state):
+                        pev = self.frame_loss_test.update((s.resource, 0), s.port_fec)
+                        if pev is not None:
+                            pev.update({"scope": "port", "interface": self.targets[m].labels.get("interface")})
+                            per_lane[(m, lane)].append(Finding("frame_loss", "frame_loss_ratio", pev))
         moved = {m: 0 for m in range(n_mod)}
         counted = {m: 0 for m in range(n_mod)}
         for (m, _lane), fs in per_lane.items():
@@ -376,6 +464,9 @@ class Watcher:
                               group_fraction=gfrac, retune_failed=key in self.retune_failed,
                               consent_flag=self.consent_flag, lane_state=self._lane_state(tgt, lane, fs),
                               sessions=self.sessions_dir)
+                loss = next((f for f in fs if f.kind == "frame_loss"), None)
+                if loss is not None and act.level in ("none", "watch"):
+                    act = _frame_loss_action(loss, s.resource, lane, tgt.channel, self.consent_flag)
                 if s.ok:
                     self.verifier.observe(s.resource, lane, s.ts, vals.get("prefec_ber"), vals.get("esnr_db"),
                                           retune_suggested=act.level == "retune", kinds=[f.kind for f in fs],
@@ -452,11 +543,23 @@ class Watcher:
 
     # ------------------------------------------------------------------ the loop
     def run(self, *, count: int | None = None, duration_s: float | None = None,
-            stop: threading.Event | None = None) -> None:
+            stop: threading.Event | None = None, advance: Callable[[float], None] | None = None) -> None:
         """Poll until ``count`` intervals, ``duration_s`` seconds or ``stop`` is set. Intervals start
         on a fixed schedule; an interval that overruns makes the next one start at once (no burst of
-        catch-up polls)."""
+        catch-up polls). ``advance(seconds)``: a simulated clock (a rehearsal) that is moved by the
+        interval between polls instead of waiting; ``duration_s`` then counts simulated seconds."""
         stop = stop or threading.Event()
+        if advance is not None:
+            if count is None and duration_s is not None:
+                count = max(1, int(duration_s // self.interval_s))
+            try:
+                while not stop.is_set() and (count is None or self.interval < count):
+                    self.poll_interval()
+                    if count is None or self.interval < count:
+                        advance(self.interval_s)
+            finally:
+                self.close()
+            return
         start = time.monotonic()
         nxt = start
         try:

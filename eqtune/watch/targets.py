@@ -6,6 +6,8 @@ Fleet CSV (header row, case-insensitive; extra columns kept as labels)::
     net:10.0.0.7:9000,gpu-rack3-07,osfp1,,c2m-10in,profiles/osfp-800g.json
     i2c:1@0x50,gpu-rack3-08,osfp2,1-4,,
 
+Optional ``fec_source`` (a SONiC COUNTERS_DB JSON dump) and ``interface`` (the port's SONiC name, e.g.
+``Ethernet0``) give the host's FEC counters of the module's port (eqtune/watch/hostfec.py).
 ``resource`` is required (``i2c:``, ``optoe:``, ``ftdi://``, ``net:``, ``emu:``); ``lanes`` (e.g.
 ``1-4`` or ``1,3``; default all), ``channel`` and ``profile`` feed the suggested re-tune command
 (without ``channel``, the channel the profile was tuned on).
