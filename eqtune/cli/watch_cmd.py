@@ -22,10 +22,7 @@ def _fmt_flag(f: dict) -> str:
         return f"BETTER {f['resource']} lane {f['lane']}: {fmt(ev['before'])} -> {fmt(ev['after'])} (the new baseline)"
     from eqtune.watch.actions import evidence_line
     from eqtune.watch.detect import Finding
-    from eqtune.watch.frameloss import frame_loss_line
-
-    line = (frame_loss_line(f["evidence"]) if f["kind"] == "frame_loss"
-            else evidence_line(Finding(f["kind"], f["metric"], f["evidence"])))
+    line = evidence_line(Finding(f["kind"], f["metric"], f["evidence"]))
     out = f"FLAG {f['resource']} lane {f['lane']} {f['kind']} ({f['metric']}): {line}\n     action: {f.get('action') or '-'}"
     return out
 

@@ -63,11 +63,8 @@ def lane_detail(st: Any) -> str:
     if fl:
         rng = f" ({fl['range'][0]:.1e}..{fl['range'][1]:.1e}, {fl['assumes']})" if "range" in fl else ""
         lines.append(f"  frame loss {fl['ratio']:.1e} {fl['source']}{rng}")
-    from eqtune.watch.frameloss import frame_loss_line
-
     for f in st.findings:
-        lines.append(f"  {f.kind} ({f.metric}): "
-                     + (frame_loss_line(f.evidence) if f.kind == "frame_loss" else evidence_line(f)))
+        lines.append(f"  {f.kind} ({f.metric}): {evidence_line(f)}")
     return "\n".join(lines)
 
 

@@ -185,6 +185,10 @@ def evidence_line(f: Finding) -> str:
             return "n/a"
         return f"{x:.2e}" if f.metric == "log10_prefec_ber" else f"{x:.2f}"
 
+    if f.kind == "frame_loss":
+        from eqtune.watch.frameloss import frame_loss_line
+
+        return frame_loss_line(ev)
     if f.kind == "step":
         return (f"step {ev['change']} ({unit} {v(ev['before'])} -> {v(ev['after'])}) since ts {ev['since_ts']:.0f}; "
                 f"warning {v(ev['warning'])} ({ev['thresholds_from']})")
@@ -201,4 +205,5 @@ def evidence_line(f: Finding) -> str:
                 f"{ratio_s} its siblings', excess t = {ev['excess_t_stat']:.1f}) over a "
                 f"{ev['temp_swing_c']:.1f} C swing; projected {v(ev['projected_at_hot'])} at {ev['hot_c']:.0f} C "
                 f"({ev['hot_c_from']}), warning {v(ev['warning'])}")
-    return f"{f.kind}: {unit} {v(ev['level_now'])} vs warning {v(ev['warning'])} / alarm {v(ev['alarm'])} ({ev['thresholds_from']})"
+    return (f"{f.kind}: {unit} {v(ev.get('level_now'))} vs warning {v(ev.get('warning'))} / alarm {v(ev.get('alarm'))} "
+            f"({ev.get('thresholds_from', 'thresholds not given')})")

@@ -185,3 +185,14 @@ def test_watch_flags_a_port_losing_frames_from_host_counters(tmp_path):
     gone = [i for i, r in enumerate(back) if any(c["kind"] == "frame_loss" for c in r.cleared)]
     assert gone and 7 <= gone[0] <= 10
     w.close()
+
+
+def test_every_caller_of_evidence_line_can_show_a_frame_loss_finding():
+    """The one evidence formatter knows frame loss (it used to raise KeyError on it, callers routed round it)."""
+    from eqtune.watch.actions import evidence_line
+    from eqtune.watch.detect import Finding
+
+    line = evidence_line(Finding("frame_loss", "frame_loss_ratio",
+                                 {"ratio": 1e-9, "source": "host FEC", "limit": 6.2e-11, "limit_from": "802.3"}))
+    assert line.startswith("frame loss 1.00e-09 (host FEC) vs limit 6.20e-11")
+    assert "n/a" in evidence_line(Finding("level", "log10_prefec_ber", {}))
