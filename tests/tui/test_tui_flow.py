@@ -34,6 +34,18 @@ async def _settle(app: EqtuneApp, pilot) -> None:
     await pilot.pause()
 
 
+async def _settle_until(app: EqtuneApp, pilot, done, timeout_s: float = 120.0) -> None:
+    """Settle until ``done()`` holds (or an error shows): a key's message may start its worker only after
+    one pause on a loaded machine, so one settle can return before the step has even begun."""
+    import time
+
+    end = time.monotonic() + timeout_s
+    await _settle(app, pilot)
+    while not done() and not app.last_error and time.monotonic() < end:
+        await pilot.pause(0.05)
+        await _settle(app, pilot)
+
+
 async def _type(pilot, text: str) -> None:
     """Type ``text`` one key at a time, as a person does."""
     await pilot.press(*[{" ": "space"}.get(ch, ch) for ch in text])
@@ -54,7 +66,7 @@ async def _to_baseline(app: EqtuneApp, pilot, *, budget: int, dwell: float, pati
     await _type(pilot, lanes)
     assert app.query_one("#lanes").value == lanes
     await pilot.press("enter")
-    await _settle(app, pilot)
+    await _settle_until(app, pilot, lambda: bool(app.ctl.identity.get("pn")))
     assert app.last_error == ""
     assert app.step == "devices"  # waits: the identity and codes are read before moving on
     assert app.ctl.identity["pn"]
@@ -67,7 +79,7 @@ async def _to_baseline(app: EqtuneApp, pilot, *, budget: int, dwell: float, pati
         await _type(pilot, str(value))  # the field's text is selected on focus: typing replaces it
         assert app.query_one(f"#link-{key}").value == str(value)
     await pilot.press("enter")
-    await _settle(app, pilot)
+    await _settle_until(app, pilot, lambda: app.step == "baseline")
     assert app.last_error == ""
     assert app.step == "baseline"
     return app.ctl.session_id
@@ -256,7 +268,10 @@ def test_abort_asks_then_restores_original_codes(tmp_path: Path) -> None:
                 await pilot.pause(0.05)
             assert app.busy == "tune" and app.query_one("#pane-tune").evaluations > n
             await pilot.press("p")
-            await pilot.pause(0.3)
+            t0 = time.monotonic()  # until the pause shows (not a fixed 0.3 s: a loaded machine is slow)
+            while not (app.ctl.paused and "PAUSED" in str(app.query_one("#tune-state").render())) \
+                    and time.monotonic() - t0 < 60:
+                await pilot.pause(0.05)
             assert app.ctl.paused and "PAUSED" in str(app.query_one("#tune-state").render())
             await pilot.press("p", "a", "y")
             await _settle(app, pilot)
