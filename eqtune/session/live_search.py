@@ -34,8 +34,6 @@ from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, se
 #: names as ``tune()``'s ``stop_reason``; "settled": nothing left whose upper bound beats the incumbent's
 #: lower bound, ``eqtune.tune.recommend.settlement``)
 STOP_RULES = ("target", "time", "patience", "settled", "exhausted", "budget")
-#: "two full dwells" in the settled rule, as a share of twice the largest single count of the group
-TWO_DWELLS = 1.9
 #: eye heights below this (mV) get the noise of a 1 mV eye (a closed eye reads CLOSED_EYE_MV)
 NOISE_FLOOR_MV = 1.0
 
@@ -347,10 +345,8 @@ class TunerSearch(TunerConnect):
             counts = self._code_counts(gi, ln, opt, readings)
             full = self._full_bits(gi, ln, readings)
             tied = [st.incumbent, *st.contenders]
-            # two full dwells, give or take the gate's timing (a real-time gate counts a few % more or
-            # fewer bits each time: against twice the largest single count, two dwells never sufficed)
-            if full <= 0 or not all(counts.get(k, (0, 1))[1] == 0
-                                    and counts.get(k, (0, 0))[0] >= TWO_DWELLS * full for k in tied):
+            if full <= 0 or not all(counts.get(k, (0, 1))[1] == 0 and counts.get(k, (0, 0))[0] >= 2 * full
+                                    for k in tied):
                 return "", ""
             why.append(f"lane {ln}: the {len(tied)} codes left in contention counted no errors in "
                        f"{min(counts[k][0] for k in tied):.3g} bits or more each: at this dwell they are "
