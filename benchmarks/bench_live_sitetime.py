@@ -20,11 +20,16 @@ Configurations:
 * ``fixed``: this branch with ``sequential=False`` (the stops without the sequential dwell);
 * ``patience``: ``sequential`` with ``--patience 6`` (what the TUI and ``eqtune demo`` use);
 * ``seq1``: ``sequential`` with a one-channel BERT (lanes one after another, as ``today``);
+* ``seq8``: ``sequential`` with an 8-channel BERT (the whole module per dwell; the shipped M8040A and
+  MP1900A definitions declare 8 channels);
+* ``base``: ``sequential`` from ``--before-tree`` (an earlier commit unpacked with ``git archive``: the
+  before of a change, in the same run);
 * ``tpe``: Optuna's TPE sampler, per lane, through the same module and BERT (full dwell each trial,
   the same budget, its pick is the best trial), then the same verify dwell. GPSampler needs torch,
   which the benchmark's environment does not have: not run.
 
 Scored per run: simulated site minutes from the first write to the last verify (the emulator's clock),
+split by phase (connect, baseline, tuning, verify, decided: the virtual clock at each phase event),
 measurements per lane, dwell seconds, and the true loss of each lane's verified pick: the Q (dB) of the
 emulator's noise-free loopback BER at the pick against the best of all 2,816 codes, each BER floored at
 ``--resolved`` (1e-13: a code ten times better than the target is as good as any; no dwell at the target
@@ -148,9 +153,20 @@ def run_live(channel: str, seed: int, budget: int, *, sequential: bool | None, c
                      verify_dwell_s=DWELL_S, budget=budget, seed=seed, knobs=list(KNOBS), **kw)
     bert = Bert(link, clock, channels)
     t0 = clock()
-    tuner = LiveTuner.create(cfg, sessions_dir=tmp, session_id=sid, opener=opener, instrument=bert)
+    marks: list[tuple[str, float]] = []  # (phase, virtual clock) at each phase change: where the minutes go
+
+    def on_event(ev: Any) -> None:
+        if ev.kind == "phase" and (not marks or marks[-1][0] != ev.data.get("phase")):
+            marks.append((str(ev.data.get("phase")), clock()))
+
+    tuner = LiveTuner.create(cfg, sessions_dir=tmp, session_id=sid, opener=opener, instrument=bert,
+                             on_event=on_event)
     result = tuner.run()
     site_s = clock() - t0
+    phases: dict[str, float] = {}
+    ends = [t for _, t in marks[1:]] + [t0 + site_s]
+    for (ph, start), end in zip(marks, ends):
+        phases[ph] = phases.get(ph, 0.0) + (end - start) / 60.0
     view = load_session(sid, tmp)
     per_lane = {ln: 0 for ln in range(1, 9)}
     dwell = 0.0
@@ -164,7 +180,7 @@ def run_live(channel: str, seed: int, budget: int, *, sequential: bool | None, c
     picks = {ln: dict(result.lanes[ln].recommended or result.lanes[ln].original) for ln in range(1, 9)}
     return {"status": result.status, "site_min": site_s / 60.0, "measurements_per_lane": per_lane,
             "dwell_s": dwell, "picks": {str(k): v for k, v in picks.items()}, "stop_rules": rules,
-            "groups": len(view.plan()["groups"])}
+            "groups": len(view.plan()["groups"]), "phase_min": phases}
 
 
 def run_tpe(channel: str, seed: int, budget: int, tmp: Path) -> dict[str, Any]:
@@ -212,8 +228,9 @@ def child(args: argparse.Namespace) -> int:
     if args.config == "tpe":
         out = run_tpe(CHANNELS[args.channel], args.seed, args.budget, tmp)
     else:
-        seq = {"today": None, "sequential": True, "fixed": False, "patience": True, "seq1": True}[args.config]
-        chans = 1 if args.config in ("today", "seq1") else args.channels_per_bert
+        seq = {"today": None, "sequential": True, "fixed": False, "patience": True, "seq1": True, "base": True,
+               "seq8": True}[args.config]
+        chans = {"today": 1, "seq1": 1, "seq8": 8}.get(args.config, args.channels_per_bert)
         out = run_live(CHANNELS[args.channel], args.seed, args.budget, sequential=seq, channels=chans, tmp=tmp,
                        patience=6 if args.config == "patience" else None)
     print(json.dumps(out))
@@ -230,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--channels-per-bert", type=int, default=4)
     ap.add_argument("--resolved", type=float, default=1e-13)
     ap.add_argument("--base-tree", type=Path, default=Path("/tmp/i31-base"))
+    ap.add_argument("--before-tree", type=Path, default=Path("/tmp/j31-base"),
+                    help="tree of the 'base' config: 'sequential' on an earlier commit (git archive)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--config", default="sequential", help=argparse.SUPPRESS)
@@ -250,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
             _, link, _ = make_module(CHANNELS[cname], 100 + seed, "truth")
             tb = truth(link)
             for conf in args.configs.split(","):
-                tree = args.base_tree if conf == "today" else ROOT
-                if conf == "today" and not (tree / "eqtune").is_dir():
-                    print(f"skip today: no base tree at {tree} (git archive 4f059f4 | tar -x -C {tree})")
+                tree = {"today": args.base_tree, "base": args.before_tree}.get(conf, ROOT)
+                if tree != ROOT and not (tree / "eqtune").is_dir():
+                    print(f"skip {conf}: no tree at {tree} (git archive <commit> | tar -x -C {tree})")
                     continue
                 env = dict(os.environ, PYTHONPATH=str(tree))
                 cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--config", conf, "--channel", cname,
@@ -267,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
                 out["wall_s"] = time.perf_counter() - t0
                 out["loss_db"] = {ln: loss_db(tb[int(ln)], c, args.resolved) for ln, c in out["picks"].items()}
                 rows.setdefault(cname, {}).setdefault(conf, []).append({"seed": seed, **out})
+                ph = out.get("phase_min") or {}
+                print(f"{cname:15s} seed {seed} {conf:10s}: phases (site min) "
+                      + ", ".join(f"{k} {v:.1f}" for k, v in ph.items()), flush=True)
                 print(f"{cname:15s} seed {seed} {conf:10s}: {out['site_min']:6.1f} site min, "
                       f"{statistics.mean(out['measurements_per_lane'].values()):5.1f} meas/lane, "
                       f"dwell {out['dwell_s'] / 60:6.1f} min, max loss {max(out['loss_db'].values()):.2f} dB, "

@@ -18,6 +18,10 @@ Schema (see ``drivers/generic_scpi_bert.toml`` for a commented example)::
     reference = "programming guide title and edition"
     timeout_ms = 5000                    # optional, default I/O timeout
     lanes = [1, 8]                       # optional, allowed lane numbers (inclusive range)
+    channels = 4                         # optional (BERT), error-detector channels gated together in one
+                                         # dwell (default 1); > 1 splits measure_ber at its dwell wait:
+                                         # the steps before it run for every lane, one wait, then the rest
+    channels_ref = "data sheet, table"   # where the channel count comes from (required with channels > 1)
     clear = "*CLS"                       # optional, sent on open ("" to disable)
 
     [errors]                             # the SCPI error queue
@@ -112,6 +116,9 @@ INSTRUMENT_SCHEMA = Schema((
     Field("lanes", "list", min_len=2, max_len=2, items=Field("lane", "integer", ge=1), default=(1, 8),
           hint="give [first, last] lane numbers, e.g. [1, 8]"),
     Field("clear", "string", default="*CLS"),
+    Field("channels", "integer", ge=1, le=64, default=1,
+          hint="give the number of error-detector channels the unit gates together, e.g. 4"),
+    Field("channels_ref", "string", default="", hint="cite the vendor data sheet for the channel count"),
 ))
 ERRORS_SCHEMA = Schema((
     Field("query", "string", nonempty=True, default=":SYST:ERR?", hint=_SCPI),
@@ -280,6 +287,8 @@ class Definition:
     reference: str = ""
     timeout_ms: int = 5000
     lanes: tuple[int, int] = (1, 8)
+    channels: int = 1  # error-detector channels gated together in one dwell (a multi-channel BERT)
+    channels_ref: str = ""
     clear: str = "*CLS"
     error_query: str = ":SYST:ERR?"
     no_error: re.Pattern[str] = re.compile(r"^[+]?0\s*,")
@@ -494,11 +503,24 @@ def parse_definition(data: dict[str, Any], path: Path) -> Definition:
     if "measure_eye" in procs and not (set(EYE_OUTPUTS) & _stored(procs["measure_eye"])):
         raise _err(path, "procedures.measure_eye", f"must store at least one of {EYE_OUTPUTS}")
 
+    channels = int(inst["channels"])
+    if channels > 1:
+        if inst["kind"] != "bert":
+            raise _err(path, "instrument.channels", "only a BERT gates several channels in one dwell")
+        if not inst["channels_ref"]:
+            raise _err(path, "instrument.channels_ref", "cite where the channel count comes from (data sheet)")
+        if channels > lanes[1] - lanes[0] + 1:
+            raise _err(path, "instrument.channels", f"{channels} channels but only lanes {lanes[0]}..{lanes[1]}")
+        waits = [st for st in procs["measure_ber"] if st.op == "wait" and st.target == "dwell_s"]
+        if len(waits) != 1:
+            raise _err(path, "procedures.measure_ber", "with channels > 1 it needs exactly one "
+                       "{ wait = \"dwell_s\" } step (the gates of every lane open before it, close after it)")
+
     emulator = data["emulator"]
     return Definition(
         name=name, title=inst["title"], vendor=inst["vendor"], kind=inst["kind"], idn_match=idn_re, path=path,
         reference=inst["reference"], timeout_ms=timeout_ms, lanes=(lanes[0], lanes[1]),
-        clear=inst["clear"], error_query=errs["query"], no_error=no_error,
+        channels=channels, channels_ref=inst["channels_ref"], clear=inst["clear"], error_query=errs["query"], no_error=no_error,
         max_error_reads=errs["max_reads"], lane_map=lane_map, defaults=dict(data["defaults"]),
         properties=props, procedures=procs, emulator=dict(emulator),
     )

@@ -255,8 +255,27 @@ class Instrument:
     def run(self, name: str, lane: int | None = None, **params: Any) -> dict[str, Any]:
         """Run a procedure; returns the stored results."""
         checked = self.validate_procedure(name, lane, **params)
-        p = self._params(lane, params)
         results: dict[str, Any] = {}
+        self._run_steps(name, checked, self._params(lane, params), results)
+        return results
+
+    def run_lanes(self, name: str, lanes: list[int], **params: Any) -> dict[int, dict[str, Any]]:
+        """Run a procedure on several lanes in ONE dwell: the steps before its ``wait = "dwell_s"`` for
+        every lane (each opens its lane's gate), one wait, then the steps after it for every lane (each
+        closes and reads its gate). Every value is validated for every lane before the first write."""
+        checked = {ln: self.validate_procedure(name, ln, **params) for ln in lanes}
+        results: dict[int, dict[str, Any]] = {ln: {} for ln in lanes}
+        cut = {ln: next(i for i, (st, _) in enumerate(c) if st.op == "wait" and st.target == "dwell_s")
+               for ln, c in checked.items()}
+        for ln in lanes:
+            self._run_steps(name, checked[ln][: cut[ln]], self._params(ln, params), results[ln])
+        self._sleep(float(checked[lanes[0]][cut[lanes[0]]][1]))
+        for ln in lanes:
+            self._run_steps(name, checked[ln][cut[ln] + 1:], self._params(ln, params), results[ln])
+        return results
+
+    def _run_steps(self, name: str, checked: list[tuple[Step, Any]], p: dict[str, Any],
+                   results: dict[str, Any]) -> None:
         for st, v in checked:
             if st.op == "set":
                 prop = self.definition.prop(st.target)
@@ -281,7 +300,6 @@ class Instrument:
                 results[st.store] = sum(vals) if st.op == "sum" else list(vals)
             elif st.op == "check_errors":
                 self.check_errors(f"procedure '{name}'")
-        return results
 
     # ------------------------------------------------------------- measurements
     def setup(self, **params: Any) -> None:
@@ -309,6 +327,34 @@ class Instrument:
         if not self._setup_done:
             self.setup()
         res = self.run("measure_ber", lane, dwell_s=float(dwell_s), **params)
+        return self._ber_count(lane, res, float(dwell_s))
+
+    @property
+    def channels(self) -> int:
+        """Error-detector channels gated together in one dwell (``[instrument] channels``; 1 for a scope)."""
+        return int(self.definition.channels) if self.kind == "bert" else 1
+
+    def measure_ber_lanes(self, lanes: list[int], dwell_s: float, **params: Any) -> dict[int, BerCount]:
+        """Gate the error detectors of ``lanes`` together for ``dwell_s`` seconds (one dwell for all;
+        at most ``channels`` lanes) -> ``{lane: BerCount}``."""
+        if self.kind != "bert":
+            raise InputError(f"{self._who()} is a {self.kind}, not a BERT; give a BERT with --instrument")
+        lanes = [int(ln) for ln in lanes]
+        if not lanes or len(set(lanes)) != len(lanes) or len(lanes) > self.channels:
+            raise InputError(f"{self._who()} gates {self.channels} channel(s) together; lanes {lanes} do not fit "
+                             "(give at most that many distinct lanes)")
+        if not isinstance(dwell_s, int | float) or not dwell_s > 0:
+            raise InputError(f"dwell {dwell_s!r} s must be positive")
+        if len(lanes) == 1:
+            return {lanes[0]: self.measure_ber(lanes[0], dwell_s, **params)}
+        for ln in lanes:
+            self.validate_procedure("measure_ber", ln, dwell_s=float(dwell_s), **params)
+        if not self._setup_done:
+            self.setup()
+        res = self.run_lanes("measure_ber", lanes, dwell_s=float(dwell_s), **params)
+        return {ln: self._ber_count(ln, res[ln], float(dwell_s)) for ln in lanes}
+
+    def _ber_count(self, lane: int, res: dict[str, Any], dwell_s: float) -> BerCount:
         bits, errors = res["bits"], res["errors"]
         try:
             bits_i, err_i = int(round(float(bits))), int(round(float(errors)))
@@ -322,7 +368,7 @@ class Instrument:
         if err_i < 0 or err_i > bits_i:
             raise InstrumentError(f"{self._who()}: lane {lane} reported {err_i} errors in {bits_i} bits; "
                                   "the counters are inconsistent - check the detector settings")
-        return make_ber_count(bits_i, err_i, float(dwell_s))
+        return make_ber_count(bits_i, err_i, dwell_s)
 
     def measure_eye(self, lane: int, dwell_s: float = 0.0, **params: Any) -> EyeMeasurement:
         """Eye metrics of ``lane``: ``eye_height_mv`` (list), ``eye_height_min_mv``, ``eye_width_ps``, ``tdecq_db``."""

@@ -109,6 +109,9 @@ class LiveConfig:
     sequential: bool = True
     dwell_looks: int = 6
     settled_stop: bool = True  # stop a group once nothing can beat its incumbent (False: search on)
+    # lanes measured together learn from each other (each lane's GP takes the other lanes' measurements
+    # of its group as its prior mean once the group made an initial design; live_search._set_group_prior)
+    group_transfer: bool = True
     metadata: dict[str, str] = field(default_factory=dict)  # site, customer, link, operator
     # the outages of a module whose every apply takes the data path down are accepted up front
     # (``--allow-traffic-down``, for non-interactive runs); without it the tuner asks, or refuses
@@ -137,7 +140,9 @@ class LiveConfig:
             raise InputError("the session's config names no module: the journal header is damaged; "
                              "start a new session (eqtune live ...)")
         names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in names})
+        kw = {k: v for k, v in d.items() if k in names}
+        kw.setdefault("group_transfer", False)  # a session saved before it: resumed as it ran
+        return cls(**kw)
 
     def check(self) -> None:
         # types and finiteness first: a journal edited by hand or a caller's NaN must not pass a

@@ -104,6 +104,9 @@ from eqtune.tune.space import IndexedSpace, Key
 from eqtune.tune.warp import IDENTITY, Warp, warp_apply, warp_inverse, warp_params
 
 ACQUISITIONS = ("ei", "pi", "lcb")
+#: how a local step scores the untried neighbours: upper confidence bound, or expected improvement
+#: (``eqtune.tune.acquisition.local_ei``; live sessions, whose plateaus of equal readings trap the bound)
+LOCAL_ACQUISITIONS = ("ucb", "ei")
 
 
 def _skopt_gpr(**params: Any) -> Any:
@@ -141,7 +144,8 @@ class GPOptimizer(BaseOptimizer):
     see the module notes), ``warp_y`` ("log" | "none") / ``warp_q`` / ``warp_scale`` / ``warp_gate``
     (output warping), ``noise_max`` (white-noise bound), ``exploit_every`` (every k-th step the
     posterior-mean argmax over the candidates; 0 = never), ``axis_first`` (local steps try the
-    incumbent's one-knob moves first), ``ls_min`` (lower bound of the scaled Matern length scales),
+    incumbent's one-knob moves first), ``local_acq`` ("ucb" | "ei": how a local step scores the
+    neighbours), ``ls_min`` (lower bound of the scaled Matern length scales),
     ``directions`` ("pairs": length scales along the knob axes and the diagonals of every pair of knobs,
     up to ``PAIR_MAX_KNOBS`` knobs; "axes": along the knob axes only, the configuration before it),
     ``ls_prior`` (sd of the log-normal prior on the knob axes' length scales, used with the diagonal
@@ -174,7 +178,7 @@ class GPOptimizer(BaseOptimizer):
                  corners: int = 0, transfer: bool = True, climb_starts: int = 5,
                  climb_min: int = 100_000, fast_fit: bool = True, screen: bool = True,
                  screen_design: int | None = None, screen_pool: int = 500,
-                 screen_local_every: int = 0) -> None:
+                 screen_local_every: int = 0, local_acq: str = "ucb") -> None:
         super().__init__(space, seed=seed, start=start, ispace=ispace)
         if acq not in ACQUISITIONS:
             raise TuneError(f"unknown acquisition '{acq}': use one of {', '.join(ACQUISITIONS)}")
@@ -209,6 +213,9 @@ class GPOptimizer(BaseOptimizer):
         self.warp_scale = float(warp_scale)
         self.warp_gate = float(warp_gate)
         self.axis_first = bool(axis_first)
+        if local_acq not in LOCAL_ACQUISITIONS:
+            raise TuneError(f"unknown local acquisition '{local_acq}': use {' or '.join(LOCAL_ACQUISITIONS)}")
+        self.local_acq = local_acq
         self.ls_min = float(ls_min)
         if directions not in DIRECTIONS:
             raise TuneError(f"unknown kernel directions '{directions}': use {' or '.join(DIRECTIONS)}")
@@ -276,7 +283,7 @@ class GPOptimizer(BaseOptimizer):
                 "boundary": self.boundary, "corners": self.corners, "transfer": self.transfer,
                 "climb_starts": self.climb_starts, "climb_min": self.climb_min, "fast_fit": self.fast_fit,
                 "screen": self.screen, "screen_design": self.screen_design, "screen_pool": self.screen_pool,
-                "screen_local_every": self.screen_local_every}
+                "screen_local_every": self.screen_local_every, "local_acq": self.local_acq}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], space: KnobSpace) -> Any:

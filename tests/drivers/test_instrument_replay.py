@@ -57,6 +57,11 @@ def test_mp1900a_ber_selects_module_per_lane_not_unit():
         (":MODule:ID 2", None),
         (":INTerface:ID 1", None),
         (":SENSe:MEASure:STARt", None),
+        # after the dwell the lane's slot is selected again before stop and read (another lane's gate
+        # may have been started in between: measure_ber_lanes)
+        (":UENTry:ID 1", None),
+        (":MODule:ID 2", None),
+        (":INTerface:ID 1", None),
         (":SENSe:MEASure:STOP", None),
         (':CALCulate:DATA:EALarm? "CURRent:CC:TOTal"', "1062500000000"),
         (':CALCulate:DATA:EALarm? "CURRent:EC:TOTal"', "0"),

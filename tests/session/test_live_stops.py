@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from eqtune.drivers.transport import parse_resource
 from eqtune.emulate.module import emulator_for
 from eqtune.session.live import LiveConfig, LiveTuner, load_session
@@ -157,3 +159,71 @@ def test_a_multichannel_bert_measures_as_many_lanes_per_dwell_as_it_has_channels
     assert {tuple(g) for g in bert.gates} == {(1, 2, 3, 4), (5, 6, 7, 8)}  # never one lane at a time
     plan = next(e for e in events if e.kind == "plan")
     assert "2 dwells to measure every lane once" in plan.text()
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return r.exit_code, r.output
+
+
+@pytest.mark.parametrize("command", ["demo", "tune"])
+def test_demo_and_tune_live_end_a_settled_space_early_and_say_why(tmp_path, command):
+    """`eqtune demo` and `eqtune tune --live` on the module checker (tx_eq, 11 codes) with patience out of
+    the way: the session ends before its budget by the settled or exhausted rule, and the output says so."""
+    if command == "demo":
+        code, out = _cli("demo", "--sessions", str(tmp_path), "--seed", "21", "--patience", "500")
+    else:
+        res = "emu:c2m-10in?seed=23&settle_ms=0&fast=1&name=stops-tune-live&adaptive=0"
+        code, out = _cli("tune", "c2m-10in", "--live", "--module", res, "--lane", "1", "--module-ber",
+                         "--dwell", "0.05", "--budget", "30", "--seed", "4", "--sessions", str(tmp_path))
+    assert code == 0, out
+    sid = next(p.name for p in tmp_path.iterdir() if p.is_dir())
+    ms = load_session(sid, tmp_path).measurements()
+    rule = ms[-1]["stop_rule"]
+    assert len(ms) < 30 and rule in ("settled", "exhausted"), (len(ms), rule)
+    assert f"({rule})" in out, out
+
+
+def _group_run(tmp_path, name: str, abort_at: int | None):
+    res = f"emu:c2m-10in?seed=35&settle_ms=0&fast=1&adaptive=0&name={name}"
+    link = emulator_for(parse_resource(res)).link
+    holder: dict[str, Any] = {}
+
+    def on_event(ev):
+        if abort_at is not None and ev.kind == "evaluation" and ev.data["n"] == abort_at:
+            holder["t"].abort("closing the laptop")
+
+    cfg = LiveConfig(module=res, lanes=[1, 2, 3, 4], instrument="bert:test", dwell_s=0.01, budget=9, seed=2,
+                     knobs=["tx_eq", "rx_post"])
+    holder["t"] = t = LiveTuner.create(cfg, sessions_dir=tmp_path, instrument=_MultiBert(link), on_event=on_event)
+    return t, link
+
+
+def test_lanes_measured_together_learn_from_each_other_and_resume_identically(tmp_path):
+    """A 4-channel BERT: after the initial design each lane's GP has the OTHER lanes' measurements as its
+    prior mean (group transfer), derived from the journal, so a session aborted mid-way and resumed makes
+    exactly the proposals of an uninterrupted one."""
+    from eqtune.tune.optimizer import GPOptimizer, default_n_initial
+
+    straight, _ = _group_run(tmp_path / "a", "group-straight", None)
+    assert straight.run().status == "done"
+    opts = straight._optimizers(0)
+    assert all(isinstance(o, GPOptimizer) and o.has_prior for o in opts.values())
+    n_prior = len(opts[1]._prior_keys)
+    ms = load_session(straight.session_id, tmp_path / "a").measurements()
+    assert n_prior == 3 * len(ms) >= 3 * default_n_initial(2)  # the three other lanes' every measurement
+
+    cut, link = _group_run(tmp_path / "b", "group-cut", 6)
+    assert cut.run().status == "aborted"
+    resumed = LiveTuner.resume(cut.session_id, sessions_dir=tmp_path / "b", instrument=_MultiBert(link))
+    assert resumed.run().status == "done"
+    ms_b = load_session(cut.session_id, tmp_path / "b").measurements()
+
+    def codes(rows):
+        return [{k: r["codes"] for k, r in m["lanes"].items()} for m in rows]
+
+    assert codes(ms_b) == codes(ms)

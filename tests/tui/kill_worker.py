@@ -28,7 +28,9 @@ def main() -> None:
                 print(f"at {k} {ev.kind}", flush=True)
                 hold.wait()  # SIGKILL arrives here
 
-    cfg = LiveConfig(module=RESOURCE, lanes=[1, 2], dwell_s=0.001, verify_dwell_s=0.002, budget=BUDGET, seed=5)
+    # the kill points are counted on the whole budget: no early stop rule may end the session first
+    cfg = LiveConfig(module=RESOURCE, lanes=[1, 2], dwell_s=0.001, verify_dwell_s=0.002, budget=BUDGET, seed=5,
+                     settled_stop=False)
     tuner = LiveTuner.create(cfg, sessions_dir=sessions, session_id=sid, on_event=on_event)
     tuner.run()
     print("finished", flush=True)

@@ -52,7 +52,7 @@ async def _type(pilot, text: str) -> None:
 
 
 async def _to_baseline(app: EqtuneApp, pilot, *, budget: int, dwell: float, patience: int = 0,
-                       lanes: str = "1") -> str:
+                       lanes: str = "1", knobs: str | None = None) -> str:
     """Session -> devices -> link with the keyboard only; returns the new session id."""
     await pilot.pause()
     assert app.focused.id == "meta-site"  # the first field has the focus when the app opens
@@ -73,7 +73,8 @@ async def _to_baseline(app: EqtuneApp, pilot, *, budget: int, dwell: float, pati
     assert app.focused.id == "continue"
     await pilot.press("enter")
     assert app.step == "link" and app.focused.id == "link-channel"
-    for key, value in (("budget", budget), ("patience", patience), ("dwell", dwell)):
+    fields = [("budget", budget), ("patience", patience), ("dwell", dwell)] + ([("knobs", knobs)] if knobs else [])
+    for key, value in fields:
         app.query_one(f"#link-{key}").focus()
         await pilot.pause()
         await _type(pilot, str(value))  # the field's text is selected on focus: typing replaces it
@@ -329,5 +330,32 @@ def test_no_color_keeps_the_focus_visible(tmp_path: Path, monkeypatch: pytest.Mo
             await pilot.pause()
             assert app.focused.id == "meta-customer"
             assert labels[1].styles.text_style.reverse and not labels[0].styles.text_style.reverse
+
+    asyncio.run(run())
+
+
+def test_an_early_stop_ends_the_tune_with_its_rule_and_reason_on_screen(tmp_path: Path) -> None:
+    """A lane group ended by a stop rule before its budget: the tune step's DONE line names the rule the
+    journal recorded (stop_rule) and its reason. The rule here is patience 2 (the TUI's emulated module
+    gates in real time, so whether a tx_eq-only space settles depends on the machine's load; settled and
+    exhausted reach the screen by the same stop event, and tests/session/test_live_stops.py checks them
+    in demo and tune --live)."""
+
+    async def run() -> None:
+        app = EqtuneApp(str(tmp_path), emulators=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            sid = await _to_baseline(app, pilot, budget=30, dwell=0.02, patience=2, knobs="tx_eq")
+            await pilot.press("enter")  # measure the baseline
+            await _settle(app, pilot)
+            await pilot.press("enter")  # Continue
+            assert app.step == "tune"
+            await pilot.press("enter")
+            await _settle(app, pilot)
+            assert app.step == "tune", app.last_error
+            measures = [r for r in _records(tmp_path, sid) if r["type"] == "measure"]
+            rule = measures[-1].get("stop_rule")
+            assert len(measures) < 30 and rule in ("settled", "exhausted", "patience"), (len(measures), rule)
+            state = str(app.query_one("#tune-state").render())
+            assert "DONE" in state and f"({rule})" in state and measures[-1]["stop"][:20] in state, state
 
     asyncio.run(run())

@@ -357,3 +357,20 @@ def test_state_saved_before_the_length_scale_prior_resumes_maximum_likelihood(ta
     assert resumed.ls_prior == 0.0
     assert resumed.ask() == old.ask()
     assert GPOptimizer(table.space).ls_prior == 0.7
+
+
+def test_output_warp_keeps_a_scale_on_a_plateau_of_equal_readings():
+    """Most readings equal (a loopback limited by one direction, to within the counting noise): the top's
+    spread is ~0, and the warp must not squeeze the whole tail into that noise (it then put a code 4
+    decades better at the plateau's value, +- 0.02). Its scale is at least the tail / MAX_COMPRESSION."""
+    import numpy as np
+
+    from eqtune.tune.warp import MAX_COMPRESSION, warp_apply, warp_params
+
+    y = np.array([5.869, 5.8691, 5.8689, 5.869, 5.8692, 5.869, 5.867, 3.263, 1.196, 0.659, 1.772, 1.196])
+    med, s = warp_params(y, mode="log", q=0.5, scale=1.0, gate=4.0)
+    assert s >= (med - y.min()) / MAX_COMPRESSION > 0.01
+    w = warp_apply(y, (med, s))
+    assert med - w.min() > 0.02 * (med - y.min())  # the tail keeps a usable spread (0.002 before)
+    # a lower tail that does not dominate stays linear, as before
+    assert warp_params(np.array([1.0, 2.0, 3.0, 4.0]), mode="log", q=0.5, scale=1.0, gate=4.0) == (0.0, 0.0)

@@ -44,6 +44,7 @@ class TunePane(StepPane):
         self.paused = False
         self.best: dict[int, tuple[float, dict[str, int]]] = {}
         self.lane_evals: dict[int, int] = {}
+        self.stops: list[str] = []  # the stop rules that ended lane groups early, as the event says them
         self.start_count = 0  # evaluations already journaled when this run started (the ETA counts the rest)
 
     def _columns(self) -> None:
@@ -114,6 +115,7 @@ class TunePane(StepPane):
             return
         self.replay()  # continue the journal's counts, never from 0
         self.started, self.paused, self.start_count = time.monotonic(), False, self.evaluations
+        self.stops = []
         self.query_one("#continue", Button).display = False
         self._state()
 
@@ -124,10 +126,11 @@ class TunePane(StepPane):
                     f"(session {self.ctl.session_id} keeps every measurement)")
                 self.status(f"tuning {self.ctl.phase}: original codes restored", error=True)
                 return
+            early = "".join(f"; {t}" for t in self.stops)
             self.query_one("#tune-state", Static).update(
                 f"DONE in {fmt_duration(time.monotonic() - self.started)}, {self.evaluations} evaluations: "
                 f"the best codes of {len(rec)} lane(s) are in the table (margins at the tune dwell); Verify "
-                f"measures them and the baseline at the same dwell")
+                f"measures them and the baseline at the same dwell{early}")
             self.status("tuned: read the best codes per lane, then Enter (or n) for Step 6 Verify")
             self.focus_button("continue")
 
@@ -157,6 +160,9 @@ class TunePane(StepPane):
         if ev.kind in ("paused", "resumed"):
             self.paused = ev.kind == "paused"
             self._state()
+        if ev.kind == "stop":  # a lane group ended early by a stop rule: say which and why
+            self.stops.append(ev.text().strip())
+            self.status(self.stops[-1])
         if ev.kind != "evaluation":
             return
         self.evaluations += 1
