@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from eqtune.cli._common import FiniteFloat
+from eqtune.serdes.knobs import TX_EQ
 
 
 def _fmt_flag(f: dict) -> str:
@@ -204,9 +205,9 @@ def _demo_knock_off(fleet, modules: int) -> str:
 
     m, lane = min(1, modules - 1), 4
     link = fleet.links[m]
-    code = max(c for c in range(11) if 2.4e-4 < link.ber(lane, "module_rx", {"tx_eq": c}) < 1e-2)
+    code = max(c for c in range(11) if 2.4e-4 < link.ber(lane, "module_rx", {TX_EQ: c}) < 1e-2)
     with open_module(fleet.resources[m]) as mod:
-        mod.apply_eq({lane: {"tx_eq": code}})
+        mod.apply_eq({lane: {TX_EQ: code}})
     return (f"demo: lane {lane} of {fleet.resources[m]} holds a wrong fixed Tx input EQ code (tx_eq={code}); "
             "run the re-tune the watch prints for it (another terminal) and the watch verifies the lane")
 

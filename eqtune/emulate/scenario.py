@@ -62,6 +62,7 @@ import numpy as np
 from eqtune.config_schema import Field, Schema, fail, validate
 from eqtune.emulate.link import EmulatedLink, ThermalProfile, channel_loss_vs_temperature, surrogate_quality
 from eqtune.errors import ConfigError
+from eqtune.serdes.knobs import TX_EQ
 
 if TYPE_CHECKING:
     from eqtune.drivers.cmis import CmisDriver
@@ -338,7 +339,7 @@ class ScenarioLink(EmulatedLink):
 def _module_rx_ber(loss_db: float, tx_eq_max: int = 10) -> float:
     """The surrogate's module-input BER at ``loss_db`` with the best Tx input EQ code (adaptive EQ on)."""
     q = surrogate_quality(loss_db, tx_eq_max=tx_eq_max)
-    return min(float(q("module_rx", {"tx_eq": c}, 1)["ber_estimate"]) for c in range(tx_eq_max + 1))
+    return min(float(q("module_rx", {TX_EQ: c}, 1)["ber_estimate"]) for c in range(tx_eq_max + 1))
 
 
 def loss_for_ber(ber: float, tx_eq_max: int = 10) -> float:

@@ -37,8 +37,9 @@ from eqtune.errors import InputError
 from eqtune.eye.dj_link import DjLink, pulse
 from eqtune.eye.mmse import mmse_solve, pam_symbol_variance, toeplitz_gram
 from eqtune.serdes.dj_profile import DjProfile
+from eqtune.serdes.knobs import TX_C1, TX_C2, TX_CM1, TX_CM2, TX_CM3
 
-TX_TAP_NAMES = ("tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2", "tx_c3")  # c(-3)..c(3) without c(0)
+TX_TAP_NAMES = (TX_CM3, TX_CM2, TX_CM1, TX_C1, TX_C2, "tx_c3")  # c(-3)..c(3) without c(0)
 N_TX = 7          # TX FFE taps c(-3)..c(3), delays 0..6 UI
 COMBO_CHUNK = 128  # TX points per vectorized pass
 

@@ -29,6 +29,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from eqtune.serdes.knobs import TX_EQ
 from eqtune.watch.detect import Finding
 
 LEVELS = ("none", "watch", "retune", "reseat", "check_host", "swap")
@@ -104,7 +105,7 @@ def retune_command(resource: str, lane: int, channel: str | None, *, consent_fla
     from (printed when the watch was given one). Every argument is shell-quoted: the command runs as
     printed."""
     parts = ["eqtune", "tune", channel or "CHANNEL", "--live", "--module", resource, "--lane", str(lane),
-             "--direction", "module_rx", "--knobs", "tx_eq", "--module-ber"]
+             "--direction", "module_rx", "--knobs", TX_EQ, "--module-ber"]
     if consent_flag:
         parts.append(consent_flag)
     if sessions:
@@ -117,10 +118,10 @@ def _profile_text(st: LaneState, lane: int) -> str:
         return ""
     if st.profile_codes is None:
         return f"; its profile {st.profile} has no codes for lane {lane}"
-    want = st.profile_codes.get("tx_eq")
+    want = st.profile_codes.get(TX_EQ)
     if want is None:
         return f"; its profile {st.profile} leaves tx_eq to the module"
-    held = st.active.get("tx_eq")
+    held = st.active.get(TX_EQ)
     return f"; its profile {st.profile} sets tx_eq={want}" + ("" if want == held else f", not {held}")
 
 
@@ -163,7 +164,7 @@ def suggest(findings: list[Finding], *, resource: str, lane: int, channel: str |
             return Action("retune", f"re-tune {where} ({why}{'; tune it while the module is hot' if thermal else ''}); "
                                     "the watch verifies it afterwards",
                           retune_command(resource, lane, channel, consent_flag=consent_flag, sessions=sessions))
-        held = st.active.get("tx_eq")
+        held = st.active.get(TX_EQ)
         text = (f"re-tune {where} ({why}{'; tune it while the module is hot' if thermal else ''}): it holds the fixed "
                 f"Tx input EQ code tx_eq={held} of 0..{st.tx_eq_max}{_profile_text(st, lane)}; direction module_rx "
                 f"(host TX -> module input), knob tx_eq, measured with the module's PRBS checker on lane {lane}; "

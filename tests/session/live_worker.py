@@ -62,7 +62,9 @@ def main() -> None:
         _install_pause(pause_at, os.environ.get("EQTUNE_TEST_TORN") == "1")
     print("ready", flush=True)
     if action == "start":
-        cfg = LiveConfig(module=RESOURCE, lanes=[1, 2], dwell_s=0.001, verify_dwell_s=0.002, budget=10, seed=5)
+        # every kill point must be reachable: the search runs its whole budget (no early "settled" stop)
+        cfg = LiveConfig(module=RESOURCE, lanes=[1, 2], dwell_s=0.001, verify_dwell_s=0.002, budget=10, seed=5,
+                         settled_stop=False)
         tuner = LiveTuner.create(cfg, sessions_dir=sessions, session_id=sid)
     else:
         tuner = LiveTuner.resume(sid, sessions_dir=sessions)
