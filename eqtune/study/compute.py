@@ -423,8 +423,15 @@ def eye_height_from_vertical(offset_mv: Sequence[float], eye_bers: Sequence[Sequ
 
 
 def simulate(combo: Combination) -> dict[str, Any]:
-    """The eye-engine computation of one combination (the default ``compute`` of ``run_study``)."""
-    return solve(combo, EngineModel(combo))
+    """The eye-engine computation of one combination (the default ``compute`` of ``run_study``).
+
+    It honours the same test hooks as ``synthetic`` (``EQTUNE_STUDY_TEST_*``), so an interruption test
+    on the real engine can hold the study part-way instead of hoping to signal it in time.
+    """
+    _hold_for_tests()
+    row = solve(combo, EngineModel(combo))
+    _log_for_tests(combo)
+    return row
 
 
 # --------------------------------------------------------------------------- synthetic stand-in
@@ -517,30 +524,41 @@ class SyntheticModel:
 def synthetic(combo: Combination) -> dict[str, Any]:
     """Analytic stand-in for ``simulate`` (same algorithm, no eye engine).
 
-    ``EQTUNE_STUDY_SYNTH_DELAY`` (seconds) slows each combination down, and
-    ``EQTUNE_STUDY_SYNTH_LOG`` (a file) gets one line per finished computation: the study tests use
-    them to interrupt a running study and to count computations. ``EQTUNE_STUDY_SYNTH_GATE``
+    Test hooks (both backends): ``EQTUNE_STUDY_TEST_DELAY`` (seconds) slows each combination down, and
+    ``EQTUNE_STUDY_TEST_LOG`` (a file) gets one line per finished computation: the study tests use
+    them to interrupt a running study and to count computations. ``EQTUNE_STUDY_TEST_GATE``
     (``N:FILE``) holds every computation that starts after N have finished until FILE exists: an
     interruption test makes its window this way, so the study cannot finish before the signal lands
     however loaded the machine is.
     """
-    delay = float(os.environ.get("EQTUNE_STUDY_SYNTH_DELAY", "0") or 0)
+    _hold_for_tests()
+    row = solve(combo, SyntheticModel(combo))
+    _log_for_tests(combo)
+    return row
+
+
+def _hold_for_tests() -> None:
+    """The ``EQTUNE_STUDY_TEST_DELAY`` sleep and the ``EQTUNE_STUDY_TEST_GATE`` wait (no-ops when unset)."""
+    delay = float(os.environ.get("EQTUNE_STUDY_TEST_DELAY", "0") or 0)
     if delay > 0:
         time.sleep(delay)
-    _wait_at_gate(os.environ.get("EQTUNE_STUDY_SYNTH_GATE"), os.environ.get("EQTUNE_STUDY_SYNTH_LOG"))
-    row = solve(combo, SyntheticModel(combo))
-    log = os.environ.get("EQTUNE_STUDY_SYNTH_LOG")
+    _wait_at_gate(os.environ.get("EQTUNE_STUDY_TEST_GATE"), os.environ.get("EQTUNE_STUDY_TEST_LOG"))
+
+
+def _log_for_tests(combo: Combination) -> None:
+    """One line per finished computation in ``EQTUNE_STUDY_TEST_LOG`` (an O_APPEND write: safe across
+    worker processes)."""
+    log = os.environ.get("EQTUNE_STUDY_TEST_LOG")
     if log:
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, f"{combo.id}\n".encode())
         finally:
             os.close(fd)
-    return row
 
 
 def _wait_at_gate(gate: str | None, log: str | None) -> None:
-    """Block while the synthetic gate ``N:FILE`` is closed and N computations are logged (test hook)."""
+    """Block while the test gate ``N:FILE`` is closed and N computations are logged (test hook)."""
     if not gate or not log:
         return
     count, _, path = gate.partition(":")

@@ -26,7 +26,7 @@ def test_a_killed_dask_worker_loses_and_duplicates_nothing(chunk, synth_spec_pat
     log = tmp_path / "computed.log"
     spec = load_spec(synth_spec_path)
     all_ids = {c.id for c in spec.combinations}
-    env = {"EQTUNE_STUDY_SYNTH_DELAY": "0.2", "EQTUNE_STUDY_SYNTH_LOG": str(log)}
+    env = {"EQTUNE_STUDY_TEST_DELAY": "0.2", "EQTUNE_STUDY_TEST_LOG": str(log)}
     killed: dict[str, int] = {}
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   env=env) as cluster, distributed.Client(cluster) as client:

@@ -105,19 +105,24 @@ def test_real_engine_bayes_path_and_corners(tmp_path):
 def test_real_engine_sigkill_and_resume(real_spec_path, tmp_path):
     spec = load_spec(real_spec_path)
     all_ids = {c.id for c in spec.combinations}
-    out = tmp_path / "out"
+    out, log, gate = tmp_path / "out", tmp_path / "computed.log", tmp_path / "gate.open"
     cmd = [sys.executable, "-m", "eqtune", "study", str(real_spec_path), "--out", str(out), "--workers", "1",
            "--no-report", "-q"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.time() + 240
+    # Three computations finished: every later one waits at the gate, so the kill always lands part-way
+    # (however loaded the machine is) instead of hoping to come before the study ends.
+    env = dict(os.environ, EQTUNE_STUDY_TEST_LOG=str(log), EQTUNE_STUDY_TEST_GATE=f"3:{gate}")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=env)
+    deadline = time.time() + 600
     while ResultStore(out).count() < 3:
         assert proc.poll() is None, proc.communicate()
-        assert time.time() < deadline
+        assert time.time() < deadline, "the study did not store 3 rows in 600 s"
         time.sleep(0.05)
+    assert len(log.read_text().splitlines()) == 3  # held at the gate: nothing more was computed
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     before = {r["id"]: r for r in ResultStore(out).rows()}
-    assert 3 <= len(before) < len(all_ids)
+    assert len(before) == 3 < len(all_ids)
     r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     rows = ResultStore(out).rows()

@@ -20,9 +20,9 @@ from eqtune.study.store import ResultStore
 
 
 def _start(spec: Path, out: Path, log: Path, workers: int, *extra: str, gate: Path | None = None) -> subprocess.Popen:
-    env = dict(os.environ, EQTUNE_STUDY_SYNTH_DELAY="0.12", EQTUNE_STUDY_SYNTH_LOG=str(log), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, EQTUNE_STUDY_TEST_DELAY="0.12", EQTUNE_STUDY_TEST_LOG=str(log), PYTHONUNBUFFERED="1")
     if gate is not None:  # computations after the 6th wait for the gate file: the study cannot finish first
-        env["EQTUNE_STUDY_SYNTH_GATE"] = f"6:{gate}"
+        env["EQTUNE_STUDY_TEST_GATE"] = f"6:{gate}"
     cmd = [sys.executable, "-m", "eqtune", "study", str(spec), "--out", str(out), "--backend", "synthetic",
            "--workers", str(workers), "--no-report", "-q", *extra]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
