@@ -273,8 +273,11 @@ def detect_crosstalk_port_order(freqs_hz: np.ndarray, s: np.ndarray,
     next split's. With the pairs known the order is fixed up to the signs of P and N, which do not matter
     for crosstalk (COM's crosstalk distribution is symmetric; a reciprocal file has SDD12 = SDD21): the pair
     holding port 1 is read as the first, each pair's lower port as its +. When the couplings do not decide
-    (synthetic or strange files), the coupling-delay rule (:func:`crosstalk_order_by_delay`) is tried.
-    Returns ``(order or None, {common order: coupling delay_s, "pair_coupling_ratio": ratio})``.
+    (synthetic or strange files), the coupling-delay rule (:func:`crosstalk_order_by_delay`) is tried. An
+    order in which SDD21 is a numerical zero is never returned; when only one common order holds any
+    differential coupling, that one is (``pair_rule_void`` = 1 when it overruled the in-pair rule).
+    Returns ``(order or None, {common order: coupling delay_s, "pair_coupling_ratio": ratio,
+    "pair_rule_void": 0 or 1})``.
 
     The LF-transmission rule of :func:`detect_port_order` is wrong on these files: the strongest LF
     transmission of a crosstalk file is the near-end coupling inside a pair."""
@@ -283,12 +286,31 @@ def detect_crosstalk_port_order(freqs_hz: np.ndarray, s: np.ndarray,
     rank = np.argsort(c)[::-1]
     ratio = c[rank[0]] / c[rank[1]] if c[rank[1]] > 0 else float("inf")
     info = {**delays, "pair_coupling_ratio": ratio}
+    # An order in which the file's differential coupling (SDD21) is a numerical zero cannot be right: the
+    # file would then hold no crosstalk at all. Idealised files (a model's coupling written as S21 = S43,
+    # no coupling inside either pair) fool the in-pair rule: their strongest "in-pair" coupling is the
+    # crosstalk itself, and read that way SDD21 vanishes.
+    coupling = {o: crosstalk_rms(freqs_hz, s, o) for o in STANDARD_ORDERS}
+    live = [o for o in STANDARD_ORDERS if coupling[o] > _COUPLING_FLOOR * max(coupling.values())]
+    info["pair_rule_void"] = 0.0
     if ratio >= _XT_PAIR_RATIO:
         (i, j), (k, m) = PAIRINGS[int(rank[0])]
         if 0 in (k, m):
             (i, j), (k, m) = (k, m), (i, j)
-        return order_name((min(i, j), max(i, j), min(k, m), max(k, m))), info
-    return by_delay, info
+        order = order_name((min(i, j), max(i, j), min(k, m), max(k, m)))
+        if crosstalk_rms(freqs_hz, s, order) > _COUPLING_FLOOR * max(coupling.values()):
+            return order, info
+        info["pair_rule_void"] = 1.0
+    if by_delay in live:
+        return by_delay, info
+    return (live[0] if len(live) == 1 else None), info
+
+
+def crosstalk_rms(freqs_hz: np.ndarray, s: np.ndarray, order: str) -> float:
+    """RMS |SDD21| of a crosstalk 4-port read in ``order`` (over the band up to 26.5625 GHz, or the data)."""
+    f = np.asarray(freqs_hz)
+    sel = (f > 0) & (f <= max(_XT_PAIR_FMAX_HZ, f[min(4, f.size - 1)]))
+    return float(np.sqrt(np.mean(np.abs(sdd_from_se(s[sel], PORT_ORDERS[order])[:, 1, 0]) ** 2)))
 
 
 def resolve_port_order(freqs_hz: np.ndarray, s: np.ndarray, port_order: str | None, *,

@@ -189,8 +189,11 @@ def _show_aggressor(path: str, kind: str, port_order: str | None, as_json: bool)
         return
     how = "detected" if d.port_order_detected else "given"
     click.echo(f"{kind} aggressor  {path}")
-    click.echo(f"port order    {d.port_order} {how} (in-pair coupling {fig['pair_coupling_ratio']:.1f}x the next "
-               "pairing's)")
+    if info.get("pair_rule_void"):
+        why = "no coupling inside either pair: the order in which SDD21 holds the file's coupling"
+    else:
+        why = f"in-pair coupling {fig['pair_coupling_ratio']:.1f}x the next pairing's"
+    click.echo(f"port order    {d.port_order} {how} ({why})")
     click.echo(f"coupling      {fig['coupling_db_1ghz']:.1f} dB @ 1 GHz, {fig['coupling_db_26g5625']:.1f} dB @ "
                f"26.5625 GHz, peak {fig['coupling_peak_db']:.1f} dB")
 
