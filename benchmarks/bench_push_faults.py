@@ -18,7 +18,7 @@ itself (the link's active codes and Tx adaptive EQ state, not through the driver
   ``restored``/``refused`` while it does not hold its previous state - must be 0;
 * unknown: pushes reported ``unknown`` (the restore could not be verified within its time limit).
 
-The same fault sequence is replayed with the restore of before issue 18 (3 attempts, no backoff,
+The same fault sequence is replayed with the earlier restore (3 attempts, no backoff,
 adaptive EQ re-enabled only after a successful code write) as the baseline of this run.
 """
 
@@ -38,7 +38,7 @@ KINDS = ("nack", "timeout", "corrupt", "reject", "reset")
 
 
 def _old_restore(module, res, knobs, time_limit_s=0.0, sleep=None):
-    """The restore before issue 18 (session/push.py ``_restore(attempts=3)``), for the baseline."""
+    """The earlier restore (session/push.py ``_restore(attempts=3)``), for the baseline."""
     from eqtune.session.push import RESTORED, UNKNOWN, _adaptive_holds, _read_codes
 
     now = None

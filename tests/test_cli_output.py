@@ -1,4 +1,4 @@
-"""What the command line prints for people and scripts (issue 19): JSON errors, aligned session lists,
+"""What the command line prints for people and scripts: JSON errors, aligned session lists,
 readable measure output, option aliases, honest demo lines, plain progress lines off a terminal,
 corners that differ."""
 

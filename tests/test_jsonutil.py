@@ -1,5 +1,5 @@
 """The one JSON helper (eqtune.jsonutil): what it converts, that its output is strict JSON, and that no
-other module keeps its own "make JSON-safe" copy (issue 15)."""
+other module keeps its own "make JSON-safe" copy."""
 
 from __future__ import annotations
 

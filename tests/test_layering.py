@@ -1,4 +1,4 @@
-"""Issue 15: the package's rooms and floors, checked on the source itself.
+"""The package's rooms and floors, checked on the source itself.
 
 Every ``import`` / ``from ... import`` statement in ``eqtune/**/*.py`` is read with :mod:`ast` (module
 level, function level and ``TYPE_CHECKING`` blocks alike: a function-level import is still a
@@ -6,7 +6,7 @@ dependency, it only runs later). A module's *room* is its first sub-package (``e
 ``tune``); the top-level modules (errors, jsonutil, textsafe, resources, validate, ``__init__``) are
 the ``helpers`` room; ``eqtune/__main__.py`` is the console entry point and belongs to ``cli``.
 
-Two rules (issue 15, "Done when"):
+Two rules:
 
 * no import runs back up the floors: every import from one room into another is listed in
   :data:`ALLOWED` below;

@@ -4,7 +4,7 @@ The files in ../shared/channels-ieee are 1-2/3-4 (legs 1->2 and 3->4; the folder
 variants are made here by permuting the ports of the real files (new port 2 = old port 3 and vice versa)
 and writing them as Touchstone, as another tool would hand them over. A crosstalk file read in the wrong
 order has an SDD21 some 35-55 dB stronger than its real coupling (the + to - coupling inside a pair), which
-sank COM from about +4.9 dB to -33 dB before the fix (eqtune issue 16).
+sank COM from about +4.9 dB to -33 dB before the fix.
 """
 
 from __future__ import annotations

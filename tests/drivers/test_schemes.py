@@ -1,4 +1,4 @@
-"""Issue 15: ``emu:`` reaches the emulators through the declarative scheme registry
+"""``emu:`` reaches the emulators through the declarative scheme registry
 (eqtune/drivers/schemes.py), imported on first use; the hardware room imports no emulator."""
 
 from __future__ import annotations

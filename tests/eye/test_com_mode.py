@@ -99,7 +99,7 @@ def test_com_at_der0_and_per_cursor_jitter(tracy10):
 
 
 def test_crosstalk_costs_a_plausible_penalty_on_tracy_4in(shared_dir, tmp_path):
-    """Issue 16: with the aggressors read in the wrong port order COM fell from about +4.9 to -33 dB. Read
+    """With the aggressors read in the wrong port order COM fell from about +4.9 to -33 dB. Read
     right (and through their packages) the 5 FEXT + 3 NEXT of tracy 4 in cost a positive penalty below
     1.5 dB (their couplings are -57..-90 dB at 1 GHz, a few tenths of a mV at the sampler)."""
     d = shared_dir / "channels-ieee" / "tracy_3ck_02_0119_DPO_4in"

@@ -304,7 +304,7 @@ def test_eye_result_pickles_without_its_per_phase_detail(lossy_engine):
     blob = pickle.dumps(r)
     assert len(blob) < 20_000
     r2 = pickle.loads(blob)  # noqa: S301 - our own bytes, just produced
-    assert r2.eye_height_mv == r.eye_height_mv and r2._detail is None  # issue 15: the per-phase context stays behind too
+    assert r2.eye_height_mv == r.eye_height_mv and r2._detail is None  # the per-phase context stays behind too
 
 
 def test_result_does_not_depend_much_on_the_channel_grid():

@@ -110,7 +110,7 @@ def test_draw_density_extent_and_marker():
     try:
         draw_density(ax[0], dens, con, sample_phase_ui=0.1)
         img = ax[0].get_images()[0]
-        left, right, bottom, top = img.get_extent()  # one UI centred on the sampling instant (issue 19)
+        left, right, bottom, top = img.get_extent()  # one UI centred on the sampling instant
         assert -0.5 - 1e-9 <= left < -0.4 and 0.4 < right <= 0.5 + 1e-9 and (bottom, top) == (-50.0, 50.0)
         assert any(abs(line.get_xdata()[0]) < 1e-12 for line in ax[0].lines if len(line.get_xdata()) == 2)
         assert len(fig.axes) == 3  # the eye, its colorbar, the contour panel

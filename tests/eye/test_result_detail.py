@@ -1,4 +1,4 @@
-"""Issue 15: an EyeResult does not keep its EyeEngine (and the engine's prepared arrays) alive.
+"""An EyeResult does not keep its EyeEngine (and the engine's prepared arrays) alive.
 
 The result keeps a small immutable per-point context (``eqtune.eye.detail.PointDetail``); its
 ``bathtubs()`` / ``contour()`` must give the same numbers as the engine's own methods, also after the
@@ -73,7 +73,7 @@ def test_result_context_is_small_and_stays_out_of_pickles():
 
 def test_result_bathtubs_are_at_its_own_target_ber():
     """evaluate(point, ber=...) -> the result's bathtubs and contour are drawn at that BER (they were drawn
-    at the engine's BER before issue 15), and equal the engine's at that BER."""
+    at the engine's BER before results dropped their engine), and equal the engine's at that BER."""
     eng = EyeEngine(load_channel("c2m-10in"), direction="host_rx", samples_per_ui=16, ber=1e-6)
     res = eng.evaluate({}, ber=1e-9)
     co = res.contour()

@@ -2,7 +2,7 @@
 (``eqtune.eye.tdlink``: its own FFT of the channel x 93A-46/120F/93A-20 filters written out again, its own
 DFE and floating taps, its own 93A-30/93A-35 noise; PRBS31Q symbols, transmitter jitter applied per symbol).
 
-Eye heights per eye at BER 1e-3 within 3 % (eqtune issue 16), serdes direction (COM mode), thru only (the
+Eye heights per eye at BER 1e-3 within 3 %, serdes direction (COM mode), thru only (the
 simulator has no crosstalk sources), on 802.3ck C2C and KR channels. Both read the eye at the same sampling
 instant: the engine's Mueller-Muller one, on the same time axis (the simulator's T_r filter is given the
 3 T_r delay MATLAB COM's has, ``tr_delay=True``; 3 T_r is 38.25 samples at 7.5 ps, so without it the

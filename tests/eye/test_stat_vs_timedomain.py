@@ -1,4 +1,4 @@
-"""The statistical eye against the bit-by-bit simulator (issue 3: EH at BER 1e-3 within 5 % on >= 3 channels).
+"""The statistical eye against the bit-by-bit simulator (EH at BER 1e-3 within 5 % on >= 3 channels).
 
 Both see the same inputs: the engine's equalized pulse response (``EyeEngine.pulse_response``), its
 DFE taps and sampling phase, its Gaussian noise (TX noise 93A-30 and RX noise 93A-35; jitter excluded)

@@ -1,6 +1,6 @@
 """Mutations of valid inputs and the contract every input must meet.
 
-Contract (issue 18): whatever the bytes of a file or the text of a numeric option, eqtune either
+Contract: whatever the bytes of a file or the text of a numeric option, eqtune either
 accepts it or fails with an :class:`~eqtune.errors.EqtuneError` whose message is one line - which the
 CLI prints as ``eqtune: error: ...`` with exit code 2 - never another exception (a traceback) and
 never a hang (each input runs under a wall-clock limit).

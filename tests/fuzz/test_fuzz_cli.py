@@ -1,4 +1,4 @@
-"""Fuzz the CLI's numeric options (issue 18): any text for --dwell, --budget, --target-ber, --time-budget,
+"""Fuzz the CLI's numeric options: any text for --dwell, --budget, --target-ber, --time-budget,
 --target, --verify-dwell, --settle, --patience, --remeasure of a live tune, the emulator resource's
 options, and numeric options of other commands. In-process (click's CliRunner). The tune stops right
 after its configuration is accepted (before any I/O) and the accepted configuration must be sane."""

@@ -1,4 +1,4 @@
-"""Fuzz every file type eqtune reads (issue 18): Touchstone, channel TOML, SerDes profile, study spec,
+"""Fuzz every file type eqtune reads: Touchstone, channel TOML, SerDes profile, study spec,
 fleet CSV, tuning profile, session journal, driver definition. Each input is a mutation of a valid
 file (nasty numbers, flipped/inserted/deleted bytes, non-UTF-8, truncation, type-confused JSON), run
 at a fixed seed; each must be accepted or refused with a one-line EqtuneError (the CLI's exit 2), never

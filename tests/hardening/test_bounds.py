@@ -1,4 +1,4 @@
-"""Issue 18, item 4: sizes and finiteness are validated before anything is allocated (SerDes profile
+"""Sizes and finiteness are validated before anything is allocated (SerDes profile
 ranges and noise, a Touchstone file whose option line says GHz but holds Hz values)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18, item 6: device text (vendor, PN, SN) with terminal escapes is shown escaped wherever eqtune
+"""Device text (vendor, PN, SN) with terminal escapes is shown escaped wherever eqtune
 prints it: module show, live-tune events, session show, push results, one-line errors."""
 
 from __future__ import annotations

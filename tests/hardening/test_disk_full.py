@@ -1,4 +1,4 @@
-"""Issue 18, item 2: the disk fills in the middle of a live tune. The journal can no longer be written,
+"""The disk fills in the middle of a live tune. The journal can no longer be written,
 yet the original codes (and Tx input adaptive EQ, the restore point of a shipped module) must go back
 onto the module, and the message must say that the journal could not record it.
 

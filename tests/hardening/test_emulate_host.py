@@ -1,4 +1,4 @@
-"""Issue 18, item 6: `eqtune emulate --host 0.0.0.0` warns that the bridge takes unauthenticated register
+"""`eqtune emulate --host 0.0.0.0` warns that the bridge takes unauthenticated register
 writes; the loopback default does not."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18, item 6 (journal): every record carries a CRC-32; an edited number is reported on resume
+"""Journal: every record carries a CRC-32; an edited number is reported on resume
 (and by `session show`), journals written before checksums still resume, and a failed write leaves no
 partial record in front of later ones."""
 

@@ -1,4 +1,4 @@
-"""Issue 18, items 1 and 5 (CLI): lane selections that name no lane and numeric options that are NaN,
+"""CLI: lane selections that name no lane and numeric options that are NaN,
 infinite, zero or out of range are one-line errors (exit 2) before any module is opened."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18: pushes through a register interface that NACKs, times out, corrupts reads, rejects the
+"""Pushes through a register interface that NACKs, times out, corrupts reads, rejects the
 Apply and resets the module mid-write. The module ends with its old state or the new verified codes,
 and the reported status is true (checked against the emulator itself, not through the driver)."""
 

@@ -1,4 +1,4 @@
-"""Issue 18, item 3: a failed push restores every field it changed (codes and Tx input adaptive EQ),
+"""A failed push restores every field it changed (codes and Tx input adaptive EQ),
 retrying with backoff until a time limit, and reports exactly what is left when it cannot."""
 
 from __future__ import annotations

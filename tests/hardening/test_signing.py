@@ -1,4 +1,4 @@
-"""Issue 18, item 6: an edited profile with a recomputed digest pushes without complaint; optional
+"""An edited profile with a recomputed digest pushes without complaint; optional
 signatures (Ed25519 or an HMAC site key) and `profile push --require-signed` refuse it before any
 module is opened."""
 

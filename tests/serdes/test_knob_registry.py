@@ -164,7 +164,7 @@ def test_every_knob_has_a_direction_group_and_option(name):
 
 
 def test_literal_types_list_exactly_the_registry_spellings():
-    """The ``Literal`` aliases the type checker sees (issue 15) hold the same spellings as the registry,
+    """The ``Literal`` aliases the type checker sees hold the same spellings as the registry,
     which are the ones journals, profiles and JSON output carry: a knob, direction, group, unit or metric
     added to one and not the other fails here."""
     from typing import get_args

@@ -100,7 +100,7 @@ def test_crash_during_creation_is_recoverable(tmp_path):
 
 def test_a_damaged_config_in_the_header_is_refused_in_one_line():
     """A journal header whose config lost its module or is not a mapping (found by the journal fuzz test
-    in session 9): one InputError line, never a TypeError / AttributeError traceback."""
+    once): one InputError line, never a TypeError / AttributeError traceback."""
     import pytest
 
     from eqtune.errors import InputError

@@ -468,7 +468,7 @@ def test_warm_from_option_reads_every_documented_form(tmp_path):
 
 @pytest.mark.parametrize("image, down", [("qsfp4-regular", True), ("osfp8-both", False)])
 def test_live_tune_says_before_any_write_when_applying_takes_traffic_down(tmp_path, image, down):
-    """Issue 17: on a module that only supports regular reconfiguration (AutoCommissioning 01b, Xena's
+    """On a module that only supports regular reconfiguration (AutoCommissioning 01b, Xena's
     check_eq_reconfig_support) every apply re-initializes the data path; the FAE is told so once the
     module is connected, before the first write, and the driver's own pre-write notice reaches the
     events too. A hot-reconfigurable module gets no such warning."""

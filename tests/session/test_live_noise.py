@@ -1,4 +1,4 @@
-"""Live tuning hands each BER measurement's counting noise to the GP (issue 20, noisy live target):
+"""Live tuning hands each BER measurement's counting noise to the GP:
 the variance comes from the journaled error count, so a resumed session rebuilds the same optimizer."""
 
 from __future__ import annotations

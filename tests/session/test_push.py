@@ -73,7 +73,7 @@ def test_fault_injection_200_trials():
             assert "nothing written" in res.message or "restored" in res.message, ctx
     # the faults really bit: both outcomes occurred many times
     print("push outcomes:", counts)
-    # (15, not 20: since issue 18 the restore point is read twice, so more of the faults armed at a
+    # (15, not 20: the restore point is read twice, so more of the faults armed at a
     # transaction count land in the write phase: 19 applied at this seed)
     assert counts.get(APPLIED, 0) >= 15 and counts.get(RESTORED, 0) + counts.get(REFUSED, 0) >= 20, counts
     for m in mods:

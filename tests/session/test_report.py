@@ -1,4 +1,4 @@
-"""The customer report: one self-contained HTML file per session (issue 6)."""
+"""The customer report: one self-contained HTML file per session."""
 
 from __future__ import annotations
 

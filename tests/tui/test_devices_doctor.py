@@ -1,5 +1,5 @@
 """The Devices step shows `module doctor`'s verdict: which Apply trigger eqtune will use and whether
-traffic goes down (issue 19: "advertised capabilities (from module doctor if it exists)")."""
+traffic goes down ("advertised capabilities (from module doctor if it exists)")."""
 
 from __future__ import annotations
 

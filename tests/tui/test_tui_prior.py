@@ -1,4 +1,4 @@
-"""The Link step's Prior session field (issue 20): typed key by key at 80x24 against the emulated module;
+"""The Link step's Prior session field: typed key by key at 80x24 against the emulated module;
 the journal says which earlier session started the tune, or that none matched."""
 
 from __future__ import annotations

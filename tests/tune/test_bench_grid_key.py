@@ -1,5 +1,5 @@
 """The benchmark grid cache (benchmarks/bench_tune.py) is keyed on what a channel is, not where it was
-read from (issue 20: "grid cache keyed on channel content, profile and engine version")."""
+read from ("grid cache keyed on channel content, profile and engine version")."""
 
 from __future__ import annotations
 

@@ -199,7 +199,7 @@ def test_sim_search_is_exhaustive_when_the_grid_costs_less_and_says_so(monkeypat
     r = _run("c2m-10in", "--sim", "--budget", "20", "--seed", "1")
     assert r.exit_code == 0, r.output
     assert "search       gp:" in r.output and "cost less than the whole grid (256 codes" in r.output
-    # ... and how to get the exact optimum anyway (multi-modal 6-knob spaces: docs/tuning.md, session 8)
+    # ... and how to get the exact optimum anyway (multi-modal 6-knob spaces: docs/tuning.md)
     assert "for the exact optimum: --optimizer grid --budget 256" in " ".join(r.output.split())
     assert "evaluations  20 of 20" in r.output
     r = _run("c2m-10in", "--sim", "--budget", "20", "--seed", "1", "--patience", "3", "--json")

@@ -188,7 +188,7 @@ def test_no_known_noise_keeps_the_previous_behaviour():
     assert opt.recommend() == opt.ispace.point(opt.ranked()[0])
 
 
-# -- the case that drifted: IEEE tracy 10 in (session 6), counts as in benchmarks/bench_tune_noisy.py ------
+# -- the case that drifted: IEEE tracy 10 in, counts as in benchmarks/bench_tune_noisy.py ------
 class _TracyCounts:
     """The grid's eye heights read through Poisson error counts (1e8 bits, optimum at BER 1e-6, a 0 mV eye
     at 1e-3): the benchmark's live-like source, written out again here."""
@@ -231,7 +231,7 @@ def tracy10(shared_dir):
 
 
 def test_tracy_10in_recommendation_holds_the_optimum_at_60_measurements(tracy10):
-    """Session 6: after 60 noisy measurements the recommendation was the runner-up (0.144 dB below the
+    """Once, after 60 noisy measurements the recommendation was the runner-up (0.144 dB below the
     optimum) in every seed. With the counts' own noise it is the optimum; with the noise withheld (the
     previous rule) it is still the runner-up (benchmark: 0/8 -> 8/8 seeds)."""
     table, optimum = tracy10

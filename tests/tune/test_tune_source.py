@@ -94,7 +94,7 @@ def test_knob_errors_and_aliases():
 
 
 def test_evaluate_gives_a_result_when_no_corner_scores_below_infinity(monkeypatch):
-    """Issue 15 (found by mypy): ``SimulationSource.evaluate`` returned None when every corner's score was
+    """Found by mypy: ``SimulationSource.evaluate`` returned None when every corner's score was
     NaN (no ``s < inf``); it now gives the first corner's result, as ``engine_for`` gives the first engine.
     With finite scores it still picks the worst corner."""
     src = SimulationSource("c2m-10in", ["rx_post", "tx_eq"])  # two engines: host_rx and module_rx
