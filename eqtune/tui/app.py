@@ -94,7 +94,7 @@ class EqtuneApp(App):
 
     def on_mount(self) -> None:
         self.set_status(self.hint())
-        self.call_after_refresh(self.pane().first_focus)
+        self.call_after_refresh(self._focus_current_step)
         if not self.is_headless:
             self._install_signal_handlers()
 
@@ -208,6 +208,13 @@ class EqtuneApp(App):
         pane.first_focus()  # now, not after a refresh: the next typed key lands in the field
         self.refresh_bindings()
         self._release_later()
+
+    def _focus_current_step(self) -> None:
+        """Focus the first field of the step shown now, unless the focus is already in it: a step
+        opened before the first refresh (``goto`` from a script, a key typed at start-up) keeps its focus."""
+        pane = self.pane()
+        if self.focused is None or pane not in self.focused.ancestors:
+            pane.first_focus()
 
     def refresh_all(self) -> None:
         """Redraw the opened panes from the controller (the others draw from it when they open)."""

@@ -147,3 +147,20 @@ def test_paste_goes_into_one_field(tmp_path: Path) -> None:
 
 if os.environ.get("EQTUNE_NO_HOG"):  # pragma: no cover - local debugging
     pass
+
+
+def test_a_step_opened_before_the_first_refresh_keeps_its_focus(tmp_path: Path) -> None:
+    """Start-up focuses the first field of the step shown when the screen first refreshes, not of the
+    step shown at mount: a step opened before that refresh (a script's ``goto``, a key typed at start-up
+    on a loaded laptop) keeps its focus. The window is made: a start-up focus is queued behind ``goto``."""
+    async def go() -> None:
+        app = EqtuneApp(str(tmp_path))
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.call_after_refresh(app._focus_current_step)  # what on_mount queued, still pending
+            await app.goto("devices")
+            for _ in range(3):
+                await pilot.pause()
+            assert app.focused.id == "module-res"
+
+    import asyncio
+    asyncio.run(go())
