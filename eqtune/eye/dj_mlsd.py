@@ -25,7 +25,7 @@ With a 1-tap DFE reference receiver (first tap b = b(1)) at the COM_DFE operatin
    the sum so far (:func:`der_mlsd`).
 5. **COM (178A-49).** COM = COM_DFE + 20 log10(-P_an^-1(DER_MLSD) / A_s). Reported as the larger of that
    and COM_DFE, as PyChOpMarg 3.4.0 does (whether D3.3 states the floor could not be checked: the text is
-   not public); the raw gain is reported too.
+   not public); the raw gain is reported too (-inf when the 178A-50 sum reaches 1: no error ratio, no gain).
 
 PMFs live on uniform zero-centred odd grids of step ``ystep`` (V), as :mod:`eqtune.eye.dj_pmf`'s.
 """
@@ -204,6 +204,8 @@ def mlsd_com(*, com_dfe_db: float, a_s: float, a_ni: float, ystep: float, p_rest
     g_an, p_an = added_noise(np.pad(p_rest, pad), ystep, var_g, var_rn, der0, dcom_an_db)
     rho = output_correlation(r_noise_in + g_an * r_rx_in, w, isi, var_x, r_noise_in.size)
     der, terms = der_mlsd(p_an, ystep, a_s, b, rho, levels)
-    gain = 20.0 * math.log10(-quantile(p_an, ystep, der) / a_s)
+    # a sum of 1 or more is no error ratio (noise swamps the signal): no MLSD advantage is claimed, as MATLAB
+    # COM's MLSE() skips the adjustment when A_s < A_ni
+    gain = 20.0 * math.log10(-quantile(p_an, ystep, der) / a_s) if der < 1.0 else -math.inf
     return MlsdResult(g_an=g_an, der_mlsd=der, terms=terms, gain_db=gain, com_dfe_db=com_dfe_db,
                       com_db=max(com_dfe_db, com_dfe_db + gain))

@@ -101,3 +101,13 @@ def test_agrees_with_pychopmarg_mlsd_functions() -> None:
     assert n == n_ref
     assert der == pytest.approx(der_ref, rel=1e-3)
     assert M.quantile(p_an, YSTEP, der) == pytest.approx(P.inv_cdf(p_ref, YSTEP, der_ref), abs=YSTEP)
+
+
+def test_no_gain_is_claimed_when_noise_swamps_the_signal() -> None:
+    """A_s far below the noise: the 178A-50 sum exceeds 1, so the gain is -inf and COM stays COM_DFE."""
+    rest = np.zeros(4001)
+    rest[2000] = 1.0
+    r = M.mlsd_com(com_dfe_db=-12.0, a_s=0.5e-3, a_ni=2e-3, ystep=YSTEP, p_rest=rest, var_g=(1e-3) ** 2,
+                   var_rn=(0.5e-3) ** 2, r_noise_in=np.array([1e-6] + [0.0] * 31), r_rx_in=np.array([2.5e-7] + [0.0] * 31),
+                   w=np.array([1.0]), isi=np.zeros(8), b=0.5, var_x=5 / 9, levels=4, der0=2e-4, dcom_an_db=3.0)
+    assert r.der_mlsd >= 1.0 and r.gain_db == -math.inf and r.com_db == -12.0
