@@ -83,14 +83,16 @@ def build_channel(channel: str, fext: tuple[str, ...], nxt: tuple[str, ...], por
 @click.option("--no-floating-taps", is_flag=True, help="Drop the profile's floating DFE taps (a deviation).")
 @click.option("--samples-per-ui", type=click.IntRange(8, 256), default=32, show_default=True)
 @click.option("--adc/--no-adc", default=None, help="802.3dj profiles: ADC quantization noise (default: the profile's).")
+@click.option("--mlse/--no-mlse", default=None,
+              help="802.3dj profiles: the MLSD reference receiver of 178A.1.10 (default: the profile's).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (progress goes to stderr).")
 @click.option("--plot", default=None, metavar="FILE.png", help="Pulse response and noise budget of the worse case.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @channel_file_options
 def com(channel: str, profile: str | None, fext: tuple[str, ...], nxt: tuple[str, ...], cases: tuple[str, ...],
         port_order: str | None, aggressor_port_order: str | None, tx_noise: str, no_floating_taps: bool,
-        samples_per_ui: int, adc: bool | None, as_json: bool, plot: str | None, quiet: bool, file_lane: int | None,
-        extrapolate: str) -> None:
+        samples_per_ui: int, adc: bool | None, mlse: bool | None, as_json: bool, plot: str | None, quiet: bool,
+        file_lane: int | None, extrapolate: str) -> None:
     """COM of CHANNEL by the standard's procedure: the sheet's TX FFE x CTLE grid searched by the figure of
     merit (93A-36), COM (93A-1) at the best EQ, both package cases, the worse reported."""
     from eqtune.eye.com import compute_com
@@ -105,8 +107,13 @@ def com(channel: str, profile: str | None, fext: tuple[str, ...], nxt: tuple[str
         if plot:
             raise InputError("--plot is not available with an 802.3dj profile yet: drop it")
         run_dj_com(ch, profile or ch.serdes_profile, cases=tuple(int(c) for c in cases) or None, adc=adc,
-                   samples_per_ui=samples_per_ui, as_json=as_json, quiet=quiet)
+                   mlse=mlse, samples_per_ui=samples_per_ui, as_json=as_json, quiet=quiet)
         return
+    if adc is not None or mlse is not None:
+        from eqtune.errors import InputError
+
+        raise InputError(f"--{'adc' if adc is not None else 'mlse'} applies to 802.3dj (Annex 178A) profiles only: "
+                         "drop it or use e.g. --profile ieee-dj-kr")
     cb, bar = _progress(quiet)
     with bar:
         rep = compute_com(ch, profile, cases=tuple(int(c) for c in cases) or None, tx_noise=tx_noise,

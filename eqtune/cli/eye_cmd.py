@@ -82,12 +82,15 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--rx-ffe", "rx_ffe", default=None, metavar="TAPS,PRE",
               help="Also the eye of a DSP receiver: CTLE, then an MMSE-adapted Rx FFE of TAPS taps (PRE before the "
                    "cursor) + 1-tap DFE, e.g. 15,6 (the 802.3dj KR reference's fixed taps); serdes or module_rx.")
+@click.option("--host-interface", "host_interface", default=None, metavar="NAME",
+              help="FEC figures: the host interface whose codeword interleave the lane carries (200GAUI-1, 400GAUI-2, "
+                   "800GAUI-4, 1.6TAUI-8, ...); default 1.6TAUI-8 (4 codewords) at 200G/lane, 100GAUI-1 (none) below.")
 @channel_file_options
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
         samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool,
         sampling: str | None = None, file_lane: int | None = None, extrapolate: str = "none",
-        rx_ffe: str | None = None) -> None:
+        rx_ffe: str | None = None, host_interface: str | None = None) -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -137,11 +140,29 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     extrapolated = cast("list[dict[str, Any]]", ch.meta.get("extrapolated") or [])
     d["extrapolated"] = cast("Any", extrapolated)
     d["profile"] = eng.profile.name
-    from eqtune.eye.fec import fec_from_eye
+    from eqtune.eye.fec import (
+        fec_from_eye,
+        fec_from_ffe_eye,
+        fec_margin_decades,
+        frame_loss_ratio,
+        lane_interleave,
+    )
 
-    fec = fec_from_eye(res, precoding=precoding)
+    interleave, iface = lane_interleave(res.baud_gbd, host_interface)
+    fec = fec_from_eye(res, precoding=precoding, interleave=interleave)
     d["fec_frame_error_ratio"] = fec.codeword_error_ratio
-    d["fec"] = fec.to_dict()
+    fec_d = fec.to_dict()
+    if interleave > 1 or host_interface:
+        fec_d["host_interface"] = iface
+    d["fec"] = fec_d
+    fec_fe = None
+    fe_fec: dict[str, Any] = {}
+    if fe is not None:
+        fec_fe = fec_from_ffe_eye(fe, precoding=precoding, interleave=interleave)
+        flr = frame_loss_ratio(fec_fe.codeword_error_ratio, interleave)
+        fe_fec = {**fec_fe.to_dict(), "host_interface": iface, "frame_loss_ratio": flr,
+                  "margin_decades": fec_margin_decades(flr)}
+        d["rx_ffe"] = {**fe.to_dict(), "fec": fe_fec}
     if plot:
         _plot(eng, res, plot, ch.name)
         d["plot"] = plot
@@ -164,13 +185,19 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     click.echo(f"sampling phase {res.sample_phase_ui:+.3f} UI ({how})   cursor {res.cursor_mv:.1f} mV   "
                f"SER estimate {res.ber_estimate:.2e}")
     click.echo(f"RS(544,514) codeword error ratio {fec.codeword_error_ratio:.2e} (DFE bursts: mean "
-               f"{fec.mean_burst_symbols:.2f} symbols; precoding {'on' if precoding else 'off'})")
+               f"{fec.mean_burst_symbols:.2f} symbols; precoding {'on' if precoding else 'off'}"
+               + (f"; {interleave} codewords interleaved per lane, {iface}" if interleave > 1 or host_interface else "")
+               + ")")
     if fe is not None:
         click.echo(f"with an Rx FFE ({len(fe.ffe_taps)} taps, {fe.n_pre} pre, MMSE-adapted) + {len(fe.dfe_taps)}-tap "
                    f"DFE at the same TX/CTLE: eye height " + ", ".join(f"{h:.1f}" for h in fe.eye_height_mv)
                    + f" mV (min {fe.eye_height_min_mv:.1f} mV)   SER estimate {fe.ser_estimate:.2e}")
         click.echo("  FFE taps " + " ".join(f"{w:+.3f}" for w in fe.ffe_taps)
                    + "   DFE " + " ".join(f"{b:.3f}" for b in fe.dfe_taps))
+    if fec_fe is not None:
+        click.echo(f"  RS(544,514) with the Rx FFE: codeword error ratio {fec_fe.codeword_error_ratio:.2e}, frame loss "
+                   f"ratio {fe_fec['frame_loss_ratio']:.2e} ({interleave} codewords per lane, {iface}): margin "
+                   f"{fe_fec['margin_decades']:+.1f} decades to FLR 6.2e-11 (DFE bursts only; MLSE not modelled)")
     if plot:
         click.echo(f"plot: {plot}")
     if as_text:

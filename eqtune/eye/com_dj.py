@@ -17,15 +17,18 @@ them next to its code, the draft itself not being public):
    min(A_s / 1000, 10 uV) (MATLAB COM's "PDF bin size"); A_ni at DER_0 (93A-45); COM = 20 log10(A_s / A_ni);
 4. the reported COM is the worse package case.
 
-Options (both off for a comparison with PyChOpMarg, which has the first and not the second in its 3.4.0
-search; the profile's values otherwise):
+Options (the profile's values by default; every case also reports ``com_plain_db``, COM with both off at
+the same search, the figure compared with PyChOpMarg's MMSE path):
 
 * ``adc``: ADC quantization (178A-28..31, 178A-43/46): the step Delta = 2 V_qc / (2^N_qb - 1) from the
   noisy signal at the quantizer, white noise Delta^2 / 12 added to R_nn, and a uniform +-Delta/2 through
   every FFE tap in the COM PMF. The grid search runs without it; the best point of every CTLE setting is
   then re-solved with its own Delta and the best FOM wins (:func:`adc_rerank`; 178A includes the
   quantization at every point, so this is a stated simplification);
-* MLSE (178A.1.10) is **not modelled**: ``mlse=True`` is refused, so no figure claims it.
+* ``mlse``: the MLSD reference receiver (178A.1.10, :mod:`eqtune.eye.dj_mlsd`): COM_DFE (with the case's
+  ADC option) plus the MLSD's advantage, from the final point's PMF, its first DFE tap and the noise + ISI
+  correlation at the FFE output; the search is unchanged (MLSD is computed after it, as in PyChOpMarg
+  3.4.0's ``COM.calc_mlsd``). Defined for a 1-tap DFE; other profiles are refused with MLSE on.
 """
 
 from __future__ import annotations
@@ -42,7 +45,13 @@ from eqtune.channel.model import Channel
 from eqtune.errors import InputError
 from eqtune.eye import dj_pmf
 from eqtune.eye.dj_link import DjLink, ctle_dj, prepare_link, pulse
-from eqtune.eye.dj_noise import adc_quantization_step, quantization_autocorrelation, rx_noise_autocorrelation
+from eqtune.eye.dj_mlsd import MlsdResult, mlsd_com
+from eqtune.eye.dj_noise import (
+    adc_quantization_step,
+    noise_autocorrelation,
+    quantization_autocorrelation,
+    rx_noise_autocorrelation,
+)
 from eqtune.eye.dj_search import (
     N_TX,
     RxConfig,
@@ -86,6 +95,12 @@ class DjComCase:
     adc_step_mv: float
     points_searched: int
     search_s: float
+    com_plain_db: float = math.nan  # ADC quantization and MLSE off, the same search (the PyChOpMarg figure)
+    com_dfe_db: float = math.nan    # the DFE reference receiver's COM with this case's ADC option (before MLSD)
+    mlsd_gain_db: float | None = None  # 178A-49: 20 log10(-P_an^-1(DER_MLSD) / A_s); None with MLSE off
+    der_mlsd: float | None = None
+    g_an: float | None = None
+    mlsd_terms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,7 @@ class DjComReport:
     der0: float
     aggressors: dict[str, int]
     settings: dict[str, object] = field(default_factory=dict)
+    com_plain_db: float = math.nan  # the worse case's COM with ADC quantization and MLSE off
 
     @property
     def worst(self) -> DjComCase:
@@ -135,6 +151,11 @@ class _Final:
     ffe: FloatArray
     dfe: FloatArray
     adc_step: float
+    ystep: float
+    p_rest: FloatArray    # every non-Gaussian PMF convolved (ISI, dual-Dirac, crosstalk, quantization)
+    var_g: float          # the Gaussian variance (93A-41), V^2
+    var_rx: float         # the receiver noise at the Rx FFE output (93A-35 with the FFE), V^2
+    isi: FloatArray       # residual ISI at the cursor phase, cursor and DFE removed (V)
 
 
 def _adc_step(link: DjLink, prof: DjProfile, rx: RxConfig, pt: SearchResult, npts: int = 8001) -> float:
@@ -230,15 +251,50 @@ def _final_com(link: DjLink, prof: DjProfile, rx: RxConfig, best: SearchResult, 
     for x in xts:
         p_xt = dj_pmf.convolve_pmfs(p_xt, dj_pmf.delta_pmf(x, prof.levels, y_grid))
     var_xt = float((y_grid**2 * p_xt).sum())
-    p = dj_pmf.convolve_pmfs(dj_pmf.convolve_pmfs(dj_pmf.delta_pmf(isi_f, prof.levels, y_grid), p_n), p_xt)
+    p_isi = dj_pmf.delta_pmf(isi_f, prof.levels, y_grid)
+    p = dj_pmf.convolve_pmfs(dj_pmf.convolve_pmfs(p_isi, p_n), p_xt)
+    p_rest = dj_pmf.convolve_pmfs(dj_pmf.convolve_pmfs(p_isi, dj_pmf.delta_pmf(h_dd, prof.levels, y_grid)), p_xt)
     if step:
         for wk in w:  # 178A-43/46: the quantization error through each FFE tap
-            p = dj_pmf.convolve_pmfs(p, dj_pmf.uniform_pmf(y_grid, abs(wk) * step / 2))
+            p_q = dj_pmf.uniform_pmf(y_grid, abs(wk) * step / 2)
+            p = dj_pmf.convolve_pmfs(p, p_q)
+            p_rest = dj_pmf.convolve_pmfs(p_rest, p_q)
     a_ni = dj_pmf.a_ni_at(y_grid, p, prof.der0)
     sig = {"tx": var_tx, "rj": var_rj, "rx": var_n, "isi": var_isi, "xt": var_xt,
            "q": float((w**2).sum()) * step**2 / 12}
     return _Final(com_db=20 * math.log10(a_s / a_ni), a_s=a_s, a_ni=a_ni,
-                  sigmas={k: math.sqrt(max(v, 0.0)) for k, v in sig.items()}, ffe=w, dfe=dfe, adc_step=step)
+                  sigmas={k: math.sqrt(max(v, 0.0)) for k, v in sig.items()}, ffe=w, dfe=dfe, adc_step=step,
+                  ystep=ystep, p_rest=p_rest, var_g=var_g, var_rx=var_n, isi=isi)
+
+
+MLSD_LAGS = 256  # UI lags of the 178A-56 correlation (so at most 255 error-event lengths; the sum stops far sooner)
+
+
+def _input_noise(link: DjLink, prof: DjProfile, rx: RxConfig, pt: SearchResult, step: float,
+                 n_lags: int = MLSD_LAGS) -> tuple[FloatArray, FloatArray]:
+    """The noise autocorrelation at the Rx FFE input at a searched point (178A-17: RX, TX, jitter, crosstalk,
+    and the white quantization noise Delta^2/12 when ``step``) and its receiver-noise part, UI lags 0.. (V^2)."""
+    g, nz = link.grid, prof.noise
+    m = g.samples_per_ui
+    hctf = ctle_dj(g.freqs_hz, pt.gdc_db, pt.gdc2_db, prof)
+    p0 = pulse(link, link.victim.h * hctf, link.victim.amplitude_v)
+    aggs = [_delayed(pulse(link, a.h * hctf, a.amplitude_v), pt.tx_taps if a.kind == "FEXT" else np.eye(N_TX)[3], m)
+            for a in link.aggressors]
+    na = noise_autocorrelation(
+        victim_pulse_v=_delayed(p0, pt.tx_taps, m), samples_per_ui=m, cursor_sample=pt.sample_index % p0.size,
+        ui_s=g.ui_s, var_x=rx.var_x, eta0_v2_per_ghz=nz["eta0_v2_per_ghz"], h_rx=link.h_r * hctf,
+        tx_noise_pulse_v=p0, snr_tx_db=nz["snr_tx_db"], a_dd_ui=nz["a_dd_ui"], sigma_rj_ui=nz["sigma_rj_ui"],
+        aggressor_pulses_v=aggs, n_lags=n_lags)
+    return na.total + quantization_autocorrelation(step, n_lags), na.rx
+
+
+def mlsd_at(link: DjLink, prof: DjProfile, rx: RxConfig, pt: SearchResult, fin: _Final) -> MlsdResult:
+    """178A.1.10 (:mod:`eqtune.eye.dj_mlsd`) at the COM_DFE point ``pt`` whose final computation is ``fin``."""
+    r_in, r_rx = _input_noise(link, prof, rx, pt, fin.adc_step)
+    return mlsd_com(com_dfe_db=fin.com_db, a_s=fin.a_s, a_ni=fin.a_ni, ystep=fin.ystep, p_rest=fin.p_rest,
+                    var_g=fin.var_g, var_rn=fin.var_rx, r_noise_in=r_in, r_rx_in=r_rx, w=fin.ffe, isi=fin.isi,
+                    b=float(fin.dfe[0]) if fin.dfe.size else 0.0, var_x=rx.var_x, levels=prof.levels,
+                    der0=prof.der0, dcom_an_db=float(prof.noise["dcom_an_db"]))
 
 
 def _resolve_with_quantization(link: DjLink, prof: DjProfile, rx: RxConfig, best: SearchResult,
@@ -265,15 +321,20 @@ def grid_size(prof: DjProfile) -> int:
 
 
 def compute_dj_com(channel: Channel, profile: str | DjProfile = "ieee-dj-kr", *, cases: tuple[int, ...] | None = None,
-                   adc: bool | None = None, mlse: bool = False, samples_per_ui: int | None = None,
+                   adc: bool | None = None, mlse: bool | None = None, samples_per_ui: int | None = None,
                    progress: Callable[[int, int], None] | None = None) -> DjComReport:
     """802.3dj COM of ``channel`` (module docstring). ``adc``: ADC quantization (None: on when the profile
-    has ADC bits); ``mlse`` must stay False (not modelled). ``progress(done, total)`` over all cases."""
+    has ADC bits); ``mlse``: the MLSD reference receiver of 178A.1.10 (None: the profile's ``mlsd``).
+    Every case also carries ``com_plain_db``, the figure with both off at the same search.
+    ``progress(done, total)`` over all cases."""
     prof = profile if isinstance(profile, DjProfile) else load_dj_profile(profile)
-    if mlse:
-        raise InputError("MLSE (178A.1.10) is not modelled by eqtune's 802.3dj COM: drop --mlse; the figure is "
-                         "the DFE reference receiver's")
     use_adc = bool(prof.noise["adc_bits"]) if adc is None else adc
+    if adc and not int(prof.noise["adc_bits"]):
+        raise InputError(f"profile {prof.name!r} has no ADC (noise.adc_bits = 0): drop --adc or set adc_bits")
+    use_mlse = bool(prof.noise["mlsd"]) if mlse is None else mlse
+    if use_mlse and len(prof.b_max) != 1:
+        raise InputError(f"MLSE (178A.1.10) is defined on a 1-tap DFE reference receiver; profile {prof.name!r} "
+                         f"has {len(prof.b_max)} DFE taps: use --no-mlse")
     all_cases = package_cases(prof)
     want = tuple(cases) if cases else tuple(c for c, _ in all_cases)
     bad = [c for c in want if c not in (1, 2)]
@@ -292,19 +353,24 @@ def compute_dj_com(channel: Channel, profile: str | DjProfile = "ieee-dj-kr", *,
                 progress(base + done, total)
 
         best = search(link, prof, progress=tick)
-        step = 0.0
+        plain = _final_com(link, prof, rx, best, 0.0)
+        fin = plain
         if use_adc and int(prof.noise["adc_bits"]):
             best, step = adc_rerank(link, prof, rx, best)
-        fin = _final_com(link, prof, rx, best, step)
+            fin = _final_com(link, prof, rx, best, step)
+        ml = mlsd_at(link, prof, rx, best, fin) if use_mlse else None
         s = fin.sigmas
         out.append(DjComCase(
-            package_case=num, zp1_mm=zp1, com_db=fin.com_db, fom_db=best.fom_db, g_dc_db=best.gdc_db,
+            package_case=num, zp1_mm=zp1, com_db=ml.com_db if ml else fin.com_db, fom_db=best.fom_db,
+            g_dc_db=best.gdc_db,
             g_dc2_db=best.gdc2_db, tx_taps=[float(x) for x in best.tx_taps], rx_ffe=[float(x) for x in fin.ffe],
             dfe=[float(x) for x in fin.dfe], cursor_sample=best.sample_index, a_s_mv=fin.a_s * 1e3,
             a_ni_mv=fin.a_ni * 1e3, sigma_tx_mv=s["tx"] * 1e3, sigma_rj_mv=s["rj"] * 1e3, sigma_rx_mv=s["rx"] * 1e3,
             sigma_isi_mv=s["isi"] * 1e3, sigma_xt_mv=s["xt"] * 1e3, sigma_q_mv=s["q"] * 1e3,
             adc_step_mv=fin.adc_step * 1e3, points_searched=best.points,
-            search_s=round(time.perf_counter() - t0, 3)))
+            search_s=round(time.perf_counter() - t0, 3), com_plain_db=plain.com_db, com_dfe_db=fin.com_db,
+            mlsd_gain_db=ml.gain_db if ml else None, der_mlsd=ml.der_mlsd if ml else None,
+            g_an=ml.g_an if ml else None, mlsd_terms=ml.terms if ml else None))
     worst = min(out, key=lambda c: c.com_db)
     kinds = {"FEXT": sum(a.kind == "FEXT" for a in channel.aggressors),
              "NEXT": sum(a.kind == "NEXT" for a in channel.aggressors)}
@@ -312,11 +378,13 @@ def compute_dj_com(channel: Channel, profile: str | DjProfile = "ieee-dj-kr", *,
         "receiver": f"MMSE Rx FFE {rx.n_taps} taps ({rx.n_pre} pre) + {rx.n_dfe} DFE",
         "floating_ffe_taps": "not solved (fixed taps only)" if prof.ffe.float_groups else "none",
         "adc_quantization": "on" if use_adc and prof.noise["adc_bits"] else "off",
-        "mlse": "not modelled", "samples_per_ui": samples_per_ui or prof.samples_per_ui,
+        "mlse": (f"on (178A.1.10 MLSD, dCOM_an {float(prof.noise['dcom_an_db']):g} dB)" if use_mlse else "off"),
+        "samples_per_ui": samples_per_ui or prof.samples_per_ui,
         "frequency_step_hz": prof.frequency_step_ghz * 1e9,
         "search": "FOM (MMSE) over the full TX FFE x CTLE grid and +-UI/2 sampling times",
     }
-    return DjComReport(channel=channel.name, profile=prof.name, com_db=worst.com_db,
+    plain_worst = min(c.com_plain_db for c in out)
+    return DjComReport(channel=channel.name, profile=prof.name, com_db=worst.com_db, com_plain_db=plain_worst,
                        passed=bool(worst.com_db >= COM_PASS_DB), threshold_db=COM_PASS_DB,
                        worst_case=worst.package_case, cases=out, der0=prof.der0, aggressors=kinds,
                        settings=settings)

@@ -52,6 +52,7 @@ import numpy as np
 from eqtune.jsonutil import JsonValue, to_json_dict
 
 if TYPE_CHECKING:
+    from eqtune.eye.ffe_eye import FfeEye
     from eqtune.eye.result import EyeResult
 
 RS_N = 544  # 802.3 91.5.2.1: RS(544,514) over GF(2^10)
@@ -299,14 +300,68 @@ def _fec_analysis(taps: list[float] | tuple[float, ...], ser: float, *, precodin
     )
 
 
-def fec_from_eye(result: EyeResult, *, precoding: bool = False, n_taps: int = 3, interleave: int = 1) -> FecResult:
+def fec_from_eye(result: EyeResult, *, precoding: bool = False, n_taps: int = 3,
+                 interleave: int | None = None) -> FecResult:
     """:func:`fec_analysis` of an :class:`~eqtune.eye.result.EyeResult` (its ``dfe_taps`` and
-    ``ber_estimate``; a closed eye gives codeword error ratio 1)."""
+    ``ber_estimate``; a closed eye gives codeword error ratio 1). ``interleave`` None: the lane's default
+    (:func:`lane_interleave` of the result's baud: 4 codewords at 200G per lane, 1 below)."""
+    if interleave is None:
+        interleave = lane_interleave(float(result.baud_gbd))[0]
     if getattr(result, "closed", False) and float(result.ber_estimate) >= 0.5:
         return FecResult(1.0, float(result.ber_estimate), float(result.ber_estimate), 1.0, 0.0, 0.0,
                          math.inf, tuple(result.dfe_taps[:n_taps]), precoding, interleave)
     return fec_analysis(list(result.dfe_taps or []), float(result.ber_estimate), precoding=precoding,
                         n_taps=n_taps, interleave=interleave)
+
+
+def fec_from_ffe_eye(fe: FfeEye, *, precoding: bool = False, interleave: int = 1) -> FecResult:
+    """:func:`fec_analysis` of the DSP receiver's eye (:func:`eqtune.eye.ffe_eye.ffe_eye`): its SER with
+    ideal feedback and its DFE taps (the MMSE solution's, in units of the cursor). Only the DFE's error
+    propagation makes bursts here: the FFE is linear (no feedback) and MLSE is not modelled."""
+    return fec_analysis(list(fe.dfe_taps), float(fe.ser_estimate), precoding=precoding, interleave=interleave)
+
+
+#: RS(544,514) codewords 10-bit-symbol interleaved (round robin) on one physical lane, per host electrical
+#: interface, and the source of each figure. The P802.3dj PMA clause that maps the PCS's codewords onto
+#: 200 Gb/s lanes is not publicly readable here; these are the public statements found:
+#: * 200GAUI-1, 400GAUI-2 (and the 100G/lane 200GAUI-2, 400GAUI-4): the 200GBASE-R / 400GBASE-R PCS forms
+#:   two codewords, distributed 10 bits at a time (IEEE 802.3 119.2.4.6; Ethernet Alliance, "A deep dive
+#:   into the 802.3bs 200GBASE-R and 400GBASE-R PCS/PMA", 2018), kept on every lane by symbol multiplexing;
+#:   SONiC's FEC FLR table (sonic-swss orchagent/port_flr.lua ``interleaving_map``) gives 2 for 200G/400G;
+#: * 1.6TAUI-8: 4, SONiC's ``interleaving_map['1600000_8'] = 4`` and its FEC FLR HLD 4.4 ("symbols from 4
+#:   different FEC codewords are transmitted in a round-robin fashion over the physical medium");
+#: * 800GAUI-4: 4, the 800GBASE-R PCS's four codewords (two 400G flows of two, IEEE 802.3df), as SONiC's
+#:   800G entry (``'800000_8'] = 4``); that all four reach each of the four 200G lanes is assumed, not read;
+#: * 100GAUI-1: 1 (one clause 91 codeword stream).
+#: A burst on the lane then hits every interleave-th RS symbol of one codeword (``codeword_error_distribution``).
+LANE_INTERLEAVE: dict[str, tuple[int, str]] = {
+    "100GAUI-1": (1, "IEEE 802.3 clause 91: one RS(544,514) codeword stream"),
+    "200GAUI-2": (2, "IEEE 802.3 119.2.4.6 (two codewords, 10-bit round robin); SONiC port_flr.lua 200000_2"),
+    "400GAUI-4": (2, "IEEE 802.3 119.2.4.6; SONiC port_flr.lua 400000_4"),
+    "200GAUI-1": (2, "IEEE 802.3 119.2.4.6 (two codewords), symbol-multiplexed onto one lane"),
+    "400GAUI-2": (2, "IEEE 802.3 119.2.4.6 (two codewords), symbol-multiplexed onto two lanes"),
+    "800GAUI-4": (4, "802.3df 800GBASE-R PCS: four codewords; SONiC port_flr.lua 800000_8 (assumed for 4 lanes)"),
+    "1.6TAUI-8": (4, "SONiC port_flr.lua interleaving_map['1600000_8'] = 4; SONiC FEC FLR HLD 4.4"),
+}
+DEFAULT_200G_INTERFACE = "1.6TAUI-8"  # the 1.6T module eqtune's demo tunes
+DEFAULT_100G_INTERFACE = "100GAUI-1"  # the figure eqtune's 100G reports have always given (no interleaving)
+
+
+def lane_interleave(baud_gbd: float, interface: str | None = None) -> tuple[int, str]:
+    """(codewords interleaved per lane, host interface) for a lane of ``baud_gbd`` (:data:`LANE_INTERLEAVE`);
+    ``interface`` overrides the default (1.6TAUI-8 at 200 Gb/s per lane, i.e. above 80 GBd; 100GAUI-1 below)."""
+    name = interface or (DEFAULT_200G_INTERFACE if baud_gbd > 80.0 else DEFAULT_100G_INTERFACE)
+    if name not in LANE_INTERLEAVE:
+        from eqtune.errors import InputError
+
+        raise InputError(f"host interface {name!r} is unknown: use one of {', '.join(LANE_INTERLEAVE)}")
+    return LANE_INTERLEAVE[name][0], name
+
+
+def frame_loss_ratio(codeword_error_ratio: float, interleave: int) -> float:
+    """FLR of short frames spread over ``interleave`` interleaved codewords: 1 - (1 - CER)^X, a frame lost
+    when any of its X codewords is uncorrectable (SONiC FEC FLR HLD 4.4), computed without cancellation."""
+    return float(-math.expm1(interleave * math.log1p(-min(codeword_error_ratio, 1.0 - 1e-16))))
 
 
 #: frame-loss target for ``--objective fec``: the 802.3bs/802.3ck task-force objective "frame loss
@@ -317,8 +372,8 @@ FRAME_LOSS_TARGET = 6.2e-11
 
 def fec_objective(result: EyeResult, target: float = FRAME_LOSS_TARGET) -> float:
     """Tuning objective ``fec``: :func:`fec_margin_decades` of the eye result's codeword error ratio
-    (DFE bursts, no precoding), larger is better. Three taps, as in the reports: with two, the
-    c2m-16in ranking of rx_post 0 vs 4 inverts (its third tap is -0.14)."""
+    (DFE bursts, no precoding, the lane's codeword interleave), larger is better. Three taps, as in the
+    reports: with two, the c2m-16in ranking of rx_post 0 vs 4 inverts (its third tap is -0.14)."""
     return fec_margin_decades(fec_from_eye(result).codeword_error_ratio, target)
 
 

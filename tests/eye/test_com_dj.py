@@ -145,11 +145,28 @@ def test_delta_pmf_of_one_sample_is_equiprobable_levels() -> None:
     assert np.allclose(y[idx], [-0.03, -0.01, 0.01, 0.03]) and np.allclose(p[idx], 0.25)
 
 
-def test_mlse_is_refused_not_faked(host4: dj_channels.DjChannelSet) -> None:
+def test_mlse_needs_a_one_tap_dfe_and_adc_needs_adc_bits(host4: dj_channels.DjChannelSet) -> None:
     from eqtune.errors import InputError
 
-    with pytest.raises(InputError, match="MLSE"):
-        compute_dj_com(_channel(host4), _small(load_dj_profile(CMP_PROFILE)), mlse=True)
+    prof = _small(load_dj_profile(CMP_PROFILE))
+    two_taps = dataclasses.replace(prof, b_min=(0.0, -0.1), b_max=(0.85, 0.2))
+    with pytest.raises(InputError, match="1-tap DFE"):
+        compute_dj_com(_channel(host4), two_taps, mlse=True)
+    with pytest.raises(InputError, match="adc_bits"):
+        compute_dj_com(_channel(host4), prof, adc=True)  # the comparison profile has N_qb = 0
+
+
+def test_mlse_adds_the_mlsd_gain_and_keeps_the_plain_figure(host4: dj_channels.DjChannelSet) -> None:
+    """MLSE on: COM = COM_DFE + gain (floored at COM_DFE), the search and the plain figure unchanged."""
+    prof = _small(load_dj_profile(CMP_PROFILE))
+    off = compute_dj_com(_channel(host4), prof, cases=(1,), adc=False, mlse=False).cases[0]
+    on = compute_dj_com(_channel(host4), prof, cases=(1,), adc=False, mlse=True).cases[0]
+    assert off.mlsd_gain_db is None and off.com_db == off.com_plain_db == off.com_dfe_db
+    assert on.com_plain_db == off.com_db and on.com_dfe_db == off.com_db
+    assert on.tx_taps == off.tx_taps and on.cursor_sample == off.cursor_sample
+    assert on.mlsd_gain_db is not None and on.der_mlsd is not None
+    assert on.com_db == pytest.approx(max(on.com_dfe_db, on.com_dfe_db + on.mlsd_gain_db))
+    assert 0.0 < on.der_mlsd < prof.der0 and on.mlsd_gain_db > 0.0  # DER_MLSD below DER_0 is a gain
 
 
 def test_cli_runs_dj_com_and_refuses_plot(host4: dj_channels.DjChannelSet, tmp_path: Path) -> None:
@@ -163,7 +180,14 @@ def test_cli_runs_dj_com_and_refuses_plot(host4: dj_channels.DjChannelSet, tmp_p
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert d["cases"][0]["package_case"] == 1 and d["aggressors"] == {"FEXT": 1, "NEXT": 1}
-    assert math.isfinite(d["com_db"]) and d["settings"]["mlse"] == "not modelled"
+    assert math.isfinite(d["com_db"]) and d["settings"]["mlse"] == "off"  # the comparison profile's mlsd = false
+    r = CliRunner().invoke(main, [*args, "--mlse", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "MLSD (178A.1.10): COM_DFE" in r.output and "COM with ADC and MLSE off:" in r.output
+    assert "MLSE on" in r.output
+    r = CliRunner().invoke(main, ["com", str(host4.thru), "--port-order", "1-2/3-4", "--profile", "ieee-3ck-kr",
+                                  "--mlse", "-q"])
+    assert r.exit_code != 0 and "802.3dj" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(main, [*args, "--plot", str(tmp_path / "x.png"), "-q"])
     assert r.exit_code == 2 and "--plot" in r.output
 
@@ -191,3 +215,31 @@ def test_agrees_with_pychopmarg_mmse_com(host4: dj_channels.DjChannelSet) -> Non
         theirs = float(c())
     assert ours.com_db == pytest.approx(theirs, abs=0.3)
     assert ours.cases[0].cursor_sample == c.cursor_ix
+
+
+@pytest.mark.slow
+def test_mlsd_agrees_with_pychopmarg_calc_mlsd(host4: dj_channels.DjChannelSet) -> None:
+    """178A.1.10 at the same EQ as PyChOpMarg 3.4.0 (``mlsd=True``, dCOM_an 3 dB: its ``COM.calc_mlsd``),
+    one CTLE setting x 1 TX point, package case 1, the listed comparison settings, nothing fitted."""
+    pytest.importorskip("pychopmarg", reason="pychopmarg 3.4.0 (bench extra) is not installed")
+    import warnings
+
+    from pychopmarg.com import COM
+    from pychopmarg.config.ieee_8023dj import IEEE_8023dj
+
+    base = load_dj_profile(CMP_PROFILE)
+    prof = dataclasses.replace(_small(base), tx={**base.tx, "taps": {}})
+    ours = compute_dj_com(_channel(host4), prof, cases=(1,), adc=False, mlse=True).cases[0]
+    p = dataclasses.replace(IEEE_8023dj, g_DC=[-9.0], g_DC2=[-2.0], tx_taps_min=[0.0] * 6, tx_taps_max=[0.0] * 6,
+                            tx_taps_step=[0.0] * 6, mlsd=True, dCOM_an=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = COM(p, host4.as_pychopmarg())
+        c.n_procs = 1
+        theirs = float(c())
+    r = c.com_rslts
+    assert ours.mlsd_terms == r["mlsd_terms"]
+    assert ours.g_an == pytest.approx(r["g_an"], rel=0.02)
+    assert ours.der_mlsd == pytest.approx(r["DER_MLSD"], rel=0.05)
+    assert ours.mlsd_gain_db == pytest.approx(r["delta_COM_mlsd"], abs=0.05)
+    assert ours.com_db == pytest.approx(theirs, abs=0.3)

@@ -24,8 +24,10 @@ GRAY_BITS = np.array([[0, 0], [0, 1], [1, 1], [1, 0]], dtype=np.int8)  # level i
 
 
 def simulate_codeword_errors(taps: list[float], sigma: float, *, precoding: bool, streams: int,
-                             codewords_per_stream: int, seed: int) -> tuple[int, int, float]:
-    """Count uncorrectable codewords bit by bit. Returns (bad codewords, codewords, slicer SER)."""
+                             codewords_per_stream: int, seed: int, interleave: int = 1) -> tuple[int, int, float]:
+    """Count uncorrectable codewords bit by bit. Returns (bad codewords, codewords, slicer SER). With
+    ``interleave`` = X, the lane's RS symbols go to X codewords in turn (symbol i of each group of 544 X to
+    codeword i mod X: the round-robin symbol interleave), ``codewords_per_stream`` a multiple of X."""
     rng = np.random.default_rng(seed)
     b = np.asarray(taps, dtype=float)
     nb = len(b)
@@ -64,8 +66,8 @@ def simulate_codeword_errors(taps: list[float], sigma: float, *, precoding: bool
     else:
         xhat = yhat
     bit_err = GRAY_BITS[xhat] != GRAY_BITS[x]  # (streams, n_sym, 2)
-    bits = bit_err.reshape(streams, codewords_per_stream, RS_N, 10)
-    rs_wrong = bits.any(axis=-1).sum(axis=-1)  # wrong RS symbols per codeword
+    rs_bad = bit_err.reshape(streams, codewords_per_stream // interleave, RS_N, interleave, 10).any(axis=-1)
+    rs_wrong = rs_bad.sum(axis=2)  # wrong RS symbols per codeword: (streams, groups, X)
     bad = int(np.count_nonzero(rs_wrong > RS_T))
     return bad, streams * codewords_per_stream, slicer_errors / (streams * n_sym)
 
@@ -121,6 +123,63 @@ def test_codeword_error_ratio_matches_bit_by_bit(channel_taps, channel, precodin
     assert 0.5 <= model.codeword_error_ratio / sim <= 2.0, (model.codeword_error_ratio, sim, bad)
     # the slicer SER including error propagation agrees too (many more events: 15 %)
     assert model.ser_slicer == pytest.approx(sim_ser, rel=0.15)
+
+
+def test_interleaved_codewords_match_bit_by_bit():
+    """X = 4 codewords symbol-interleaved on the lane (the 1.6TAUI-8 figure of eqtune.eye.fec.LANE_INTERLEAVE),
+    the 200G DSP receiver's one strong DFE tap: the model against the simulation with the same interleave,
+    and the interleaving gain seen by both."""
+    taps, ser = [0.7], 2.5e-3
+    m4 = fec_analysis(taps, ser, interleave=4).codeword_error_ratio
+    m1 = fec_analysis(taps, ser, interleave=1).codeword_error_ratio
+    bad4, total4, _ = simulate_codeword_errors(taps, sigma_for_ser(ser), precoding=False, streams=4000,
+                                               codewords_per_stream=4, seed=11, interleave=4)
+    bad1, total1, _ = simulate_codeword_errors(taps, sigma_for_ser(ser), precoding=False, streams=4000,
+                                               codewords_per_stream=4, seed=11, interleave=1)
+    assert bad4 >= 100 and bad1 >= 100
+    assert 0.67 <= m4 / (bad4 / total4) <= 1.5, (m4, bad4 / total4)
+    assert 0.67 <= m1 / (bad1 / total1) <= 1.5, (m1, bad1 / total1)
+    assert bad1 > 1.5 * bad4 and m1 > 1.5 * m4  # bursts spread over 4 codewords: fewer uncorrectable ones
+    # no DFE, no bursts: interleaving changes nothing
+    assert fec_analysis([], ser, interleave=4).codeword_error_ratio == pytest.approx(
+        fec_analysis([], ser).codeword_error_ratio, rel=1e-9)
+
+
+def test_lane_interleave_and_frame_loss() -> None:
+    from eqtune.errors import InputError
+    from eqtune.eye.fec import frame_loss_ratio, lane_interleave
+
+    assert lane_interleave(106.25) == (4, "1.6TAUI-8")
+    assert lane_interleave(53.125) == (1, "100GAUI-1")  # the 100G reports' figure is unchanged
+    assert lane_interleave(106.25, "200GAUI-1") == (2, "200GAUI-1")
+    with pytest.raises(InputError, match="1.6TAUI-8"):
+        lane_interleave(106.25, "3.2TAUI-8")
+    assert frame_loss_ratio(1e-12, 4) == pytest.approx(4e-12, rel=1e-9)
+    assert frame_loss_ratio(0.5, 2) == pytest.approx(0.75)
+
+
+def test_eye_rx_ffe_reports_the_200g_fec_margin():
+    import json
+
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+    from eqtune.eye.fec import fec_margin_decades, frame_loss_ratio
+
+    args = ["eye", "c2m-224g-6in", "--direction", "serdes", "--tx-ffe=-0.1,0.9,0", "--ber", "1e-3", "--rx-ffe", "15,6"]
+    d = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    f = d["rx_ffe"]["fec"]
+    again = fec_analysis(d["rx_ffe"]["dfe_taps"], d["rx_ffe"]["ber_estimate"], interleave=4).codeword_error_ratio
+    assert f["interleave"] == 4 and f["host_interface"] == "1.6TAUI-8"
+    assert f["codeword_error_ratio"] == pytest.approx(again, rel=1e-9)
+    assert f["frame_loss_ratio"] == pytest.approx(frame_loss_ratio(again, 4), rel=1e-9)
+    assert f["margin_decades"] == pytest.approx(fec_margin_decades(f["frame_loss_ratio"]))
+    two = json.loads(CliRunner().invoke(main, [*args, "--json", "--host-interface", "200GAUI-1"]).output)
+    assert two["rx_ffe"]["fec"]["interleave"] == 2
+    r = CliRunner().invoke(main, [*args, "--host-interface", "bogus"])
+    assert r.exit_code != 0 and "1.6TAUI-8" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, args)
+    assert "RS(544,514) with the Rx FFE: codeword error ratio" in r.output and "1.6TAUI-8" in r.output
 
 
 def test_error_propagation_raises_codeword_errors():
