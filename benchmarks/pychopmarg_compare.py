@@ -335,21 +335,27 @@ port_order = "1-2/3-4"
 """
 
 
-def eqtune_channel(set_name: str, df_hz: float = 50e6):
-    """The channel set as an eqtune ``Channel`` (thru + aggressors, port order 1-2/3-4, 50 MHz grid)."""
-    import tempfile
-
-    from eqtune.channel import load_channel
-
+def channel_toml(set_name: str, df_hz: float = 50e6) -> str:
+    """The channel set as an eqtune channel TOML (thru + aggressors, port order 1-2/3-4, ``df_hz`` grid), the
+    file a user gives ``eqtune com`` to run it at that frequency step."""
     ch = channel_sets()[set_name]
     text = _TOML.format(name=set_name, df_mhz=df_hz / 1e6, thru=ch["THRU"][0])
     for kind in ("FEXT", "NEXT"):
         for f in ch[kind]:
             text += (f'\n[[aggressors]]\nname = "{f.stem}"\nkind = "{kind}"\nfile = "{f}"\n'
                      'port_order = "1-2/3-4"\n')
+    return text
+
+
+def eqtune_channel(set_name: str, df_hz: float = 50e6):
+    """The channel set as an eqtune ``Channel`` (thru + aggressors, port order 1-2/3-4, 50 MHz grid)."""
+    import tempfile
+
+    from eqtune.channel import load_channel
+
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / f"{set_name}.toml"
-        p.write_text(text)
+        p.write_text(channel_toml(set_name, df_hz))
         return load_channel(p, df_hz=df_hz)
 
 

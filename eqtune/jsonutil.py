@@ -12,7 +12,7 @@ import dataclasses
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import PurePath
 from typing import Any, TypeAlias, cast
 
@@ -87,6 +87,48 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     """Strict JSON text of :func:`to_json_value` (``obj``); keyword arguments as ``json.dumps``
     (``indent``, ``sort_keys``, ``separators``, ``ensure_ascii``); never NaN or Infinity."""
     return json.dumps(to_json_value(obj), allow_nan=False, **kwargs)
+
+
+class LazyList:
+    """A JSON array whose elements are made while it is written (:func:`iter_dumps`), one at a time: a document
+    with a history of 383,180 measurements is never held whole, as values or as text. Only the writers of
+    :func:`iter_dumps` accept it (``dumps`` refuses it)."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self._items = items
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items)
+
+
+def iter_dumps(obj: Any, *, indent: int = 2, _level: int = 0) -> Iterator[str]:
+    """The text of ``dumps(obj, indent=indent)`` in pieces (joined, the same characters), where a
+    :class:`LazyList` anywhere in a dict is written as the list it yields, element by element. A value that
+    holds no LazyList is one piece. Works because JSON text has a newline only between tokens (a string's
+    newline is escaped), so a nested value's text is its own ``dumps`` with every newline indented further."""
+    pad = " " * (indent * _level)
+    inner = pad + " " * indent
+    if isinstance(obj, LazyList):
+        first = True
+        for item in obj:
+            yield ("[\n" if first else ",\n") + inner
+            yield from iter_dumps(item, indent=indent, _level=_level + 1)
+            first = False
+        yield "[]" if first else "\n" + pad + "]"
+        return
+    if isinstance(obj, Mapping) and obj and _holds_lazy(obj):
+        for i, (k, v) in enumerate(obj.items()):
+            yield ("{\n" if i == 0 else ",\n") + inner + json.dumps(str(k)) + ": "
+            yield from iter_dumps(v, indent=indent, _level=_level + 1)
+        yield "\n" + pad + "}"
+        return
+    yield dumps(obj, indent=indent).replace("\n", "\n" + pad)
+
+
+def _holds_lazy(obj: Any) -> bool:
+    if isinstance(obj, LazyList):
+        return True
+    return isinstance(obj, Mapping) and any(_holds_lazy(v) for v in obj.values())
 
 
 def _numpy() -> Any:

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 import pytest
 
-from eqtune.jsonutil import dumps, finite_or_none, to_json_value
+from eqtune.jsonutil import LazyList, dumps, finite_or_none, iter_dumps, to_json_value
 
 PACKAGE = Path(__file__).resolve().parents[1] / "eqtune"
 
@@ -143,3 +143,31 @@ def test_the_scan_finds_a_planted_copy(tmp_path, monkeypatch):
     assert any("finite-or-None" in f for f in found)
     assert any("def _plain" in f for f in found)
     assert any("default=" in f for f in found)
+
+
+def _doc(history):
+    return {"objective": "eye_height", "baseline": {"codes": {"a": 1}, "metrics": {}}, "empty": {}, "none": [],
+            "screen_s": float("nan"), "history": history, "search": {"mode": "grid", "why": "line\nbreak \u00b5"},
+            "nested": {"inner": {"h": history}}}
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_iter_dumps_writes_a_lazy_list_as_the_text_of_the_whole_list(n):
+    """A LazyList (a tune's history, written as made) gives the characters one dumps of the list gives, at any
+    depth, empty or not; the document's other values too (NaN -> null, escaped newlines, non-ASCII)."""
+    rows = [{"index": i, "codes": {"x": i / 3}, "metrics": {"m": np.float64(i), "bad": math.inf}} for i in range(n)]
+    made = []
+
+    def gen():
+        for r in rows:
+            made.append(r["index"])
+            yield r
+
+    lazy = _doc(LazyList(gen()))
+    lazy["nested"]["inner"]["h"] = LazyList(iter(rows))
+    pieces = list(iter_dumps(lazy, indent=2))
+    assert "".join(pieces) == dumps(_doc(rows), indent=2)
+    assert made == list(range(n))
+    assert len(pieces) >= n  # one piece (at least) per element: never the whole list as one text
+    with pytest.raises(TypeError, match="LazyList"):
+        dumps({"h": LazyList([])})

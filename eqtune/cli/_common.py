@@ -6,12 +6,22 @@ from typing import Any
 
 import click
 
-from eqtune.jsonutil import dumps
+from eqtune.jsonutil import iter_dumps
 
 
 def echo_json(obj: Any) -> None:
-    """Print one strict-JSON object on stdout (numpy values converted, NaN/inf -> null)."""
-    click.echo(dumps(obj, indent=2))
+    """Print one strict-JSON object on stdout (numpy values converted, NaN/inf -> null). A
+    ``jsonutil.LazyList`` in it (a tune's history) is written element by element, in blocks of about 1 MB,
+    so that the document is never held as text (the same characters as one ``dumps``)."""
+    buf: list[str] = []
+    size = 0
+    for piece in iter_dumps(obj, indent=2):
+        buf.append(piece)
+        size += len(piece)
+        if size >= 1 << 20:
+            click.echo("".join(buf), nl=False)
+            buf, size = [], 0
+    click.echo("".join(buf))
 
 
 def echo_json_outcome(doc: dict[str, Any], failure: Exception | None) -> None:

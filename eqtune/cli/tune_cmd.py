@@ -276,7 +276,7 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
                       patience=patience, start=start_pt, warm=warm_data, callback=on_progress,
                       optimizer=optimizer, optimizer_options=opt_options, remeasure_top_k=remeasure)
 
-    out = result.to_dict()
+    out = result.to_dict(lazy_history=as_json)  # --json writes the history as it goes (a grid run: every code)
     out["search"] = search.to_dict() if search is not None else {"mode": "gp" if optimizer == "gp" else optimizer,
                                                                  "reason": f"--optimizer {optimizer}"}
     if opt_options:

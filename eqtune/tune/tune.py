@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from eqtune.errors import TuneError
-from eqtune.jsonutil import finite_or_none, to_json_value
+from eqtune.jsonutil import LazyList, finite_or_none, to_json_value
 from eqtune.serdes.knobs import EqPoint
 from eqtune.tune.base import BaseOptimizer, make_optimizer
 from eqtune.tune.source import MarginSource, Measurement, measure_many, source_start
@@ -38,9 +38,10 @@ class _Best:
     margin: float
     key: Key
 
-@dataclass
+@dataclass(slots=True)
 class Evaluation:
-    """One measurement in the history."""
+    """One measurement in the history (slots: a grid run keeps one per code, 383,180 on the 6-knob serdes
+    space)."""
 
     index: int  # 1-based measurement number within this run
     codes: dict[str, float | int]  # the tuned knobs' values
@@ -121,8 +122,10 @@ class TuneResult:
             out.append(best)
         return out
 
-    def to_dict(self, *, include_state: bool = False) -> dict[str, Any]:
-        d = {
+    def to_dict(self, *, include_state: bool = False, lazy_history: bool = False) -> dict[str, Any]:
+        """The result as JSON data. ``lazy_history``: the history as a ``jsonutil.LazyList`` (made while
+        ``echo_json`` writes it, never held whole; the ``--json`` output of a grid run)."""
+        d: dict[str, Any] = {
             "objective": self.objective, "units": self.units, "knobs": list(self.knobs),
             "baseline": self.baseline.to_dict(), "tuned": self.tuned.to_dict(),
             "improvement": finite_or_none(self.improvement), "evaluations": self.evaluations,
@@ -130,7 +133,8 @@ class TuneResult:
             "stop_reason": self.stop_reason, "optimizer": self.optimizer, "seed": self.seed,
             "kept_start": self.kept_start, "warm_observations": self.warm_observations,
             "screen_s": finite_or_none(self.screen_s),
-            "history": [e.to_dict() for e in self.history],
+            "history": LazyList(e.to_dict() for e in self.history) if lazy_history
+            else [e.to_dict() for e in self.history],
         }
         if include_state:
             d["optimizer_state"] = self.optimizer_state
@@ -300,8 +304,9 @@ def tune(
             tell_measured(opt, p, m.margin, m.metrics)
             n_eval += 1
             codes = isp.codes(key)
-            last_metrics[key] = dict(m.metrics)
-            history.append(Evaluation(n_eval, codes, float(m.margin), dict(m.metrics), float(m.cost_s),
+            metrics = dict(m.metrics)  # one copy, shared by the history and the last-measurement map (read only)
+            last_metrics[key] = metrics
+            history.append(Evaluation(n_eval, codes, float(m.margin), metrics, float(m.cost_s),
                                       time.perf_counter() - t_start, phase))
             if m.margin > best.margin:
                 best.margin, best.key = float(m.margin), key
