@@ -110,3 +110,35 @@ def test_a_screened_session_aborted_in_its_contenders_resumes_to_the_same_dwells
                  m.get("stop_rule")) for m in v]
 
     assert rows(ms_b) == rows(ms)
+
+
+def test_the_plan_prices_a_screened_search_and_its_contenders():
+    from eqtune.serdes.knobs import Knob, KnobSpace
+    from eqtune.tune.plan import live_plan
+
+    sp = KnobSpace((Knob("a", tuple(range(40)), 0), Knob("b", tuple(range(40)), 0)))
+    p = live_plan(sp, groups=1, budget=30, dwell_s=28.0, verify_dwell_s=28.0, write_s=0.5, remeasure=4,
+                  screen_dwell_s=3.5)
+    # 26 screens + 4 full dwells + baseline + verify
+    assert p.expected_s == pytest.approx(26 * 4.0 + 4 * 28.5 + 28 + 28)
+    assert "search screens at 3.5 s, the last 4 at the full dwell" in p.text()
+    q = live_plan(sp, groups=1, budget=30, dwell_s=28.0, verify_dwell_s=28.0, write_s=0.5)
+    assert q.expected_s == pytest.approx(30 * 28.5 + 28 + 28) and "screens" not in q.text()
+
+
+def test_tune_live_passes_screen_dwell_through_and_session_show_says_it(tmp_path):
+    from click.testing import CliRunner
+
+    from eqtune.cli import main
+
+    res = "emu:c2m-10in?seed=25&settle_ms=0&fast=1&name=cli-tune-live-screen&adaptive=0"
+    r = CliRunner().invoke(main, ["tune", "c2m-10in", "--live", "--module", res, "--lane", "1", "--module-ber",
+                                  "--dwell", "0.4", "--screen-dwell", "0.05", "--budget", "8", "--seed", "4",
+                                  "--sessions", str(tmp_path), "--session", "scr"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    view = load_session("scr", tmp_path)
+    assert view.config.screen_dwell_s == 0.05 and view.config.closing_evaluations == SCREEN_CONTENDERS
+    ms = view.measurements()
+    assert ms[-1]["dwell"] == "full" and ms[0]["dwell"] == "screen"
+    r = CliRunner().invoke(main, ["session", "show", "scr", "--sessions", str(tmp_path)], catch_exceptions=False)
+    assert "screen 0.05 s" in r.output, r.output
