@@ -22,6 +22,11 @@ Configurations:
 * ``seq1``: ``sequential`` with a one-channel BERT (lanes one after another, as ``today``);
 * ``seq8``: ``sequential`` with an 8-channel BERT (the whole module per dwell; the shipped M8040A and
   MP1900A definitions declare 8 channels);
+* ``screen8``: ``seq8`` with screening: search measurements dwell ``DWELL / --screen-share`` (8: the
+  BER target 8x higher, 3.5 s) with the sequential looks inside it, the closing evaluations (each
+  lane's best codes by posterior mean: ``--contenders``, default the session's 4) the full dwell;
+  ``screen``: the same with
+  ``--channels-per-bert`` channels;
 * ``base``: ``sequential`` from ``--before-tree`` (an earlier commit unpacked with ``git archive``: the
   before of a change, in the same run);
 * ``tpe``: Optuna's TPE sampler, per lane, through the same module and BERT (full dwell each trial,
@@ -132,7 +137,8 @@ def loss_db(ber_by_code: dict[tuple[int, ...], float], codes: dict[str, int], re
 
 
 def run_live(channel: str, seed: int, budget: int, *, sequential: bool | None, channels: int,
-             tmp: Path, patience: int | None = None) -> dict[str, Any]:
+             tmp: Path, patience: int | None = None, screen_dwell_s: float | None = None,
+             contenders: int = 0) -> dict[str, Any]:
     """One session through this tree's (or, from the subprocess, the base tree's) LiveTuner."""
     from eqtune.drivers.cmis import CmisModule
     from eqtune.drivers.transport import PagedRegisters
@@ -149,6 +155,10 @@ def run_live(channel: str, seed: int, budget: int, *, sequential: bool | None, c
     kw: dict[str, Any] = {} if sequential is None else {"sequential": sequential}
     if patience:
         kw["patience"] = patience
+    if screen_dwell_s:
+        kw["screen_dwell_s"] = screen_dwell_s
+    if contenders:
+        kw["remeasure_top_k"] = contenders
     cfg = LiveConfig(module=res, lanes=list(range(1, 9)), instrument="bert:in-process", dwell_s=DWELL_S,
                      verify_dwell_s=DWELL_S, budget=budget, seed=seed, knobs=list(KNOBS), **kw)
     bert = Bert(link, clock, channels)
@@ -229,10 +239,12 @@ def child(args: argparse.Namespace) -> int:
         out = run_tpe(CHANNELS[args.channel], args.seed, args.budget, tmp)
     else:
         seq = {"today": None, "sequential": True, "fixed": False, "patience": True, "seq1": True, "base": True,
-               "seq8": True}[args.config]
-        chans = {"today": 1, "seq1": 1, "seq8": 8}.get(args.config, args.channels_per_bert)
+               "seq8": True, "screen8": True, "screen": True}[args.config]
+        chans = {"today": 1, "seq1": 1, "seq8": 8, "screen8": 8}.get(args.config, args.channels_per_bert)
+        screen = DWELL_S / args.screen_share if args.config.startswith("screen") else None
         out = run_live(CHANNELS[args.channel], args.seed, args.budget, sequential=seq, channels=chans, tmp=tmp,
-                       patience=6 if args.config == "patience" else None)
+                       patience=6 if args.config == "patience" else None, screen_dwell_s=screen,
+                       contenders=args.contenders if screen else 0)
     print(json.dumps(out))
     return 0
 
@@ -245,10 +257,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="today,sequential,patience,fixed,tpe")
     ap.add_argument("--budget", type=int, default=30)
     ap.add_argument("--channels-per-bert", type=int, default=4)
+    ap.add_argument("--screen-share", type=float, default=8.0,
+                    help="screen / screen8 configs: search measurements dwell DWELL / this (a BER target this much higher)")
     ap.add_argument("--resolved", type=float, default=1e-13)
     ap.add_argument("--base-tree", type=Path, default=Path("/tmp/i31-base"))
     ap.add_argument("--before-tree", type=Path, default=Path("/tmp/j31-base"),
                     help="tree of the 'base' config: 'sequential' on an earlier commit (git archive)")
+    ap.add_argument("--contenders", type=int, default=0,
+                    help="screen / screen8 configs: closing full-dwell evaluations (0: the session's default)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--config", default="sequential", help=argparse.SUPPRESS)
@@ -276,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                 env = dict(os.environ, PYTHONPATH=str(tree))
                 cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--config", conf, "--channel", cname,
                        "--seed", str(seed), "--budget", str(args.budget),
-                       "--channels-per-bert", str(args.channels_per_bert)]
+                       "--channels-per-bert", str(args.channels_per_bert), "--screen-share", str(args.screen_share),
+                       "--contenders", str(args.contenders)]
                 t0 = time.perf_counter()
                 p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=str(tree))
                 if p.returncode != 0:

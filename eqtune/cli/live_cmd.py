@@ -38,7 +38,7 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
                 remeasure: int | None = None, warm: str | dict | None = None, site: str | None = None,
                 customer: str | None = None, link: str | None = None, operator: str | None = None,
                 bit_rate_gbps: float = DEFAULT_BIT_RATE_GBPS, prior_session: str | None = None,
-                fixed_dwell: bool = False, allow_traffic_down: bool = False):
+                fixed_dwell: bool = False, screen_dwell: float | None = None, allow_traffic_down: bool = False):
     """The :class:`~eqtune.session.live.LiveConfig` of ``eqtune tune --live`` (one keyword per option;
     ``lanes`` as given to ``--lane``; dwell from ``--target-ber`` when ``--dwell`` is not given)."""
     from eqtune.session.config import LiveConfig
@@ -88,6 +88,7 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
         warm=warm_from_option(warm),
         prior_session=prior_session or None,
         sequential=not fixed_dwell,
+        screen_dwell_s=num(screen_dwell, "--screen-dwell (s)", gt=0.0),
         metadata={k: str(v) for k, v in metadata.items() if v},
         allow_traffic_down=bool(allow_traffic_down),
     )

@@ -98,7 +98,8 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
         click.echo(printable(f"  module    {dev.get('resource')}: {ident.get('vendor')} {ident.get('pn')} "
                              f"SN {ident.get('sn')} fw {ident.get('firmware')}"))
     cfg = view.config
-    click.echo(f"  tuning    metric {cfg.metric}, dwell {cfg.dwell_s:g} s, verify {cfg.verify_dwell:g} s, "
+    screen = f", screen {cfg.screen_dwell_s:g} s" if cfg.screening and cfg.screen_dwell_s else ""
+    click.echo(f"  tuning    metric {cfg.metric}, dwell {cfg.dwell_s:g} s{screen}, verify {cfg.verify_dwell:g} s, "
                f"budget {cfg.budget}, seed {cfg.seed}")
     for ln, r in sorted(lanes.items()):
         b = "-" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"

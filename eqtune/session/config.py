@@ -67,6 +67,12 @@ RECORD_TYPES: dict[str, str] = {
 }
 
 
+#: full-dwell evaluations closing a screened lane group (its four best codes by posterior mean), unless
+#: ``--remeasure`` says how many. Chosen on the library channel (emulated c2m-10in module, seed 0,
+#: 8-channel BERT, screen = dwell / 8): with 2, one lane ended 0.24 dB off (its tx_eq 7 codes, 1.7e-12
+#: against 6.6e-12, tie at the screen and none was among the two); with 4, every lane within 0.01 dB
+SCREEN_CONTENDERS = 4
+
 PHASES = ("new", "connected", "baseline", "tuning", "verify", "decided", "done", "aborted", "failed")
 
 
@@ -108,6 +114,11 @@ class LiveConfig:
     # dwells ``dwell_s`` (the loop before it)
     sequential: bool = True
     dwell_looks: int = 6
+    # screening (a higher BER target for the search): every search measurement dwells at most this
+    # (s), its sequential looks inside it; the closing ``closing_evaluations`` (each lane's best codes by
+    # posterior mean, the contenders) dwell the whole ``dwell_s``; an early stop rule moves the group to
+    # them. None: every search measurement may take the whole ``dwell_s`` (the loop before it)
+    screen_dwell_s: float | None = None
     settled_stop: bool = True  # stop a group once nothing can beat its incumbent (False: search on)
     # lanes measured together learn from each other (each lane's GP takes the other lanes' measurements
     # of its group as its prior mean once the group made an initial design; live_search._set_group_prior)
@@ -121,12 +132,26 @@ class LiveConfig:
     def verify_dwell(self) -> float:
         return float(self.verify_dwell_s) if self.verify_dwell_s else 10.0 * float(self.dwell_s)
 
+    @property
+    def screening(self) -> bool:
+        """Search measurements at the screen dwell (``screen_dwell_s``, BER metrics only)."""
+        return self.screen_dwell_s is not None and self.metric in ("ber", "q_db")
+
+    @property
+    def closing_evaluations(self) -> int:
+        """The last evaluations of a lane group, each lane's k-th best code by posterior mean:
+        ``remeasure_top_k``, or ``SCREEN_CONTENDERS`` full dwells when screening and none was asked."""
+        k = int(self.remeasure_top_k)
+        return k if k > 0 or not self.screening else min(SCREEN_CONTENDERS, int(self.budget) - 1)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         if d.get("prior_session") is None:  # not given: the header stays as sessions before it wrote it
             d.pop("prior_session", None)
         if not d.get("allow_traffic_down"):
             d.pop("allow_traffic_down", None)
+        if d.get("screen_dwell_s") is None:
+            d.pop("screen_dwell_s", None)
         return d
 
     @classmethod
@@ -156,6 +181,13 @@ class LiveConfig:
         finite(self.settle_s, "--settle (s)", ge=0.0)
         finite(self.min_gain, "min_gain", ge=0.0)
         integer(self.dwell_looks, "dwell looks", ge=1)
+        if self.screen_dwell_s is not None:
+            finite(self.screen_dwell_s, "--screen-dwell (s)", gt=0.0)
+            if float(self.screen_dwell_s) >= float(self.dwell_s):
+                raise InputError(f"--screen-dwell {self.screen_dwell_s:g} s is not shorter than --dwell "
+                                 f"{self.dwell_s:g} s: give a shorter screen (e.g. --dwell / 8) or leave it out")
+            if self.metric not in ("ber", "q_db"):
+                raise InputError(f"--screen-dwell screens BER counts; metric {self.metric} has none: leave it out")
         if self.target_ber is not None:
             finite(self.target_ber, "--target-ber", gt=0.0, le=0.5)
         if self.target_margin is not None:

@@ -171,7 +171,8 @@ class TunerConnect(TunerCore):
         cfg = self.config
         plan = live_plan(self.sources[0].space, groups=len(self.groups), budget=cfg.budget, dwell_s=cfg.dwell_s,
                          verify_dwell_s=cfg.verify_dwell, optimizer=cfg.optimizer,
-                         remeasure=int(cfg.remeasure_top_k))
+                         remeasure=cfg.closing_evaluations,
+                         screen_dwell_s=cfg.screen_dwell_s if cfg.screening else None)
         self._emit("plan", text=plan.text(), **plan.to_dict())
 
     def _resolve_warm(self, lanes: list[int]) -> dict[int, dict[str, int]]:

@@ -25,7 +25,7 @@ from eqtune.session.config import LiveConfig
 from eqtune.session.live_connect import TunerConnect
 from eqtune.session.view import SessionView, _lane_map
 from eqtune.tune.base import BaseOptimizer, make_optimizer, optimizer_from_state
-from eqtune.tune.dwell import SequentialDwell
+from eqtune.tune.dwell import EQUAL, WORSE, SequentialDwell
 from eqtune.tune.live import LiveReading, LiveSource, counts_variance
 from eqtune.tune.optimizer import GPOptimizer, default_n_initial
 from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, settlement
@@ -34,6 +34,9 @@ from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, se
 #: names as ``tune()``'s ``stop_reason``; "settled": nothing left whose upper bound beats the incumbent's
 #: lower bound, ``eqtune.tune.recommend.settlement``)
 STOP_RULES = ("target", "time", "patience", "settled", "exhausted", "budget")
+#: the rules that end a screened search but not its closing full dwells (the contenders are measured
+#: at the full dwell first); target and time end the group at once
+SCREEN_DEFERRED = ("patience", "settled", "exhausted")
 #: eye heights below this (mV) get the noise of a 1 mV eye (a closed eye reads CLOSED_EYE_MV)
 NOISE_FLOOR_MV = 1.0
 
@@ -141,11 +144,44 @@ class TunerSearch(TunerConnect):
                 opt.set_noise([rel * max(abs(float(y)), NOISE_FLOOR_MV) ** 2 for y in opt.ys])
 
     # -- dwell as a decision ---------------------------------------------------------------------
-    def _dwell_test(self) -> SequentialDwell | None:
+    def _dwell_test(self, screen: bool = False) -> SequentialDwell | None:
+        """The sequential test of one measurement; a screen keeps the looks of the full dwell that fall
+        within it (the same look times, fewer looks: its Bonferroni share is over those) and ends early
+        only on ``worse`` / ``equal`` (a ``better`` code is counted over the whole screen)."""
         cfg = self.config
         if not cfg.sequential or not self._counted_metric():
             return None
-        return SequentialDwell(looks=int(cfg.dwell_looks))
+        if not screen:
+            return SequentialDwell(looks=int(cfg.dwell_looks))
+        share = float(cfg.screen_dwell_s or cfg.dwell_s) / float(cfg.dwell_s)
+        return SequentialDwell(looks=screen_looks(int(cfg.dwell_looks), share), ends=(WORSE, EQUAL))
+
+    def _search_dwell(self, screen: bool) -> float:
+        """Seconds a search measurement may dwell: the screen dwell while screening, else ``--dwell``."""
+        cfg = self.config
+        return float(cfg.screen_dwell_s) if screen and cfg.screen_dwell_s else float(cfg.dwell_s)
+
+    def _closing_start(self, gi: int, main_budget: int) -> list[int]:
+        """[n] of the group's first closing evaluation: ``main_budget``, or where a journaled stop of a
+        screened search moved it (``contend_from``), so a resumed session closes where a straight run
+        would (a one-item list: the loop moves it when a stop rule fires)."""
+        for m in reversed(self.view.measurements(gi)):
+            cf = m.get("contend_from")
+            if isinstance(cf, Mapping) and "n" in cf:
+                return [int(cf["n"])]
+        return [main_budget]
+
+    def _closing_rule(self, gi: int, fields: Mapping[str, Any], budget: int) -> tuple[str, str]:
+        """(rule, reason) of a group whose evaluations are all done: the stop rule that ended its
+        screened search (then its contenders were measured at the full dwell), else the budget."""
+        cf = fields.get("contend_from")
+        if not isinstance(cf, Mapping):
+            cf = next((m["contend_from"] for m in reversed(self.view.measurements(gi))
+                       if isinstance(m.get("contend_from"), Mapping)), None)
+        if isinstance(cf, Mapping):
+            k = self.config.closing_evaluations
+            return str(cf["rule"]), f"{cf['reason']}; then {k} contender dwell{'s' if k != 1 else ''} at the full dwell"
+        return "budget", f"evaluation budget {budget} used"
 
     def _references(self, gi: int, codes: Mapping[int, Mapping[str, int]],
                     incumbents: Mapping[int, Mapping[str, int] | None]) -> dict[int, tuple[int, int] | None]:
@@ -192,9 +228,12 @@ class TunerSearch(TunerConnect):
                             default=float("-inf")) for ln in g}
             planned: dict[int, dict[str, int]] | None = None  # next codes, journaled with the last measure
             unchanged = self._unchanged_runs(gi)
-            main_budget = cfg.budget - int(cfg.remeasure_top_k)
+            main_budget = cfg.budget - cfg.closing_evaluations
+            # where the closing evaluations (the contenders' full dwells) begin: the budget's end, or
+            # earlier when a stop rule ended a screened search (journaled as ``contend_from``)
+            closing = self._closing_start(gi, main_budget)
 
-            def propose(n_next: int, g=g, opts=opts, src=src, main_budget=main_budget,
+            def propose(n_next: int, g=g, opts=opts, src=src, closing=closing,
                         nothing: set[int] | None = None) -> dict[int, dict[str, int]]:
                 """The next codes per lane; ``nothing`` collects the lanes with nothing left to ask
                 (they measure their recommendation again, free while another lane of the group searches)."""
@@ -204,9 +243,9 @@ class TunerSearch(TunerConnect):
                     p = None
                     if n_next == 0 and ln in self.warm_codes:  # warm start: measured first
                         p = _point(src, self.warm_codes[ln])
-                    elif n_next >= main_budget:  # the closing re-measurements: k-th best by posterior mean
+                    elif n_next >= closing[0]:  # the closing re-measurements: k-th best by posterior mean
                         ranked = opts[ln].ranked()
-                        i = n_next - main_budget
+                        i = n_next - closing[0]
                         p = opts[ln].ispace.point(ranked[i]) if i < len(ranked) else None
                     else:  # the top two within their counting noise: measure the less certain again
                         opt = opts[ln]
@@ -231,10 +270,12 @@ class TunerSearch(TunerConnect):
                 else:  # its intent is already durable (the 'next' of the previous measure record)
                     codes = planned
                     src.apply(codes)
-                test = self._dwell_test()
+                screen = cfg.screening and n < closing[0]
+                test = self._dwell_test(screen)
                 refs = None if test is None else self._references(
                     gi, codes, {ln: unchanged[ln][0] for ln in g})
-                readings = src.read(codes=codes, stop=self._abort_check, refs=refs, test=test)
+                readings = src.read(dwell_s=self._search_dwell(screen), codes=codes, stop=self._abort_check,
+                                    refs=refs, test=test)
                 for ln in g:  # in memory only; the record below makes it durable
                     _tell(opts[ln], _point(src, readings[ln].codes), readings[ln].margin,
                           readings[ln].variance(cfg.metric))
@@ -254,21 +295,31 @@ class TunerSearch(TunerConnect):
                     in_design = isinstance(opt, GPOptimizer) and opt.in_initial_design()
                     same = recs[ln] is not None and recs[ln] == unchanged[ln][0]
                     unchanged[ln] = (recs[ln], unchanged[ln][1] + 1 if same and not in_design else 0)
-                rule, stop = self._stop_rule(g, best, readings, used_s, unchanged, n)
-                if not rule and n + 1 < main_budget and cfg.settled_stop:
+                rule, stop = self._stop_rule(g, best, readings, used_s, unchanged, n, closing[0])
+                if not rule and n + 1 < closing[0] and cfg.settled_stop:
                     rule, stop = self._settled(gi, g, opts, readings)
                 planned = None
-                if not rule and n + 1 < cfg.budget:
+                if not rule and n + 1 < min(cfg.budget, closing[0] + cfg.closing_evaluations):
                     nothing: set[int] = set()
                     planned = propose(n + 1, nothing=nothing)
-                    if n + 1 < main_budget and nothing >= set(g):
+                    if n + 1 < closing[0] and nothing >= set(g):
                         rule, stop, planned = "exhausted", ("every code measured and no close contender left to "
                                                             "measure again"), None
+                fields: dict[str, Any] = {}
+                if rule in SCREEN_DEFERRED and screen and cfg.closing_evaluations > 0:
+                    # a screened search that stops goes on to its contenders' full dwells first
+                    closing[0] = n + 1
+                    fields["contend_from"] = {"n": n + 1, "rule": rule, "reason": stop}
+                    rule, stop = "", ""
+                    planned = propose(n + 1)
                 if not rule and planned is None:
-                    rule, stop = "budget", f"evaluation budget {cfg.budget} used"
+                    rule, stop = self._closing_rule(gi, fields, cfg.budget)
                 extra = {str(ln): _optimizer_extra(opts[ln]) for ln in g}
                 wall = time.perf_counter() - t0
-                fields: dict[str, Any] = {"stop": stop, "stop_rule": rule} if rule else {}
+                if rule:
+                    fields.update(stop=stop, stop_rule=rule)
+                if cfg.screening:
+                    fields["dwell"] = "screen" if screen else "full"
                 if noise is not None:
                     fields["noise"] = noise
                 fields["rec"] = {str(ln): {"codes": unchanged[ln][0], "held": unchanged[ln][1]}
@@ -303,7 +354,7 @@ class TunerSearch(TunerConnect):
 
     def _stop_rule(self, g: list[int], best: dict[int, float], readings: Mapping[int, LiveReading],
                    used_s: float, unchanged: dict[int, tuple[dict[str, int] | None, int]],
-                   n: int) -> tuple[str, str]:
+                   n: int, closing: int) -> tuple[str, str]:
         """(rule, reason) of the first of target, time and patience that holds, else ("", "")."""
         cfg = self.config
         now = {ln: max(best[ln], readings[ln].margin) for ln in g}
@@ -314,7 +365,7 @@ class TunerSearch(TunerConnect):
         # patience is checked during the search only: once the closing re-measurements have begun they run
         # to the end. A patience stop skips them (the pick held for K evaluations; the long-dwell verify
         # measures it again anyway).
-        if (cfg.patience is not None and n + 1 < cfg.budget - int(cfg.remeasure_top_k)
+        if (cfg.patience is not None and n + 1 < closing
                 and all(unchanged[ln][1] >= int(cfg.patience) for ln in g)):
             return "patience", f"recommendation unchanged for {int(cfg.patience)} evaluations (patience)"
         return "", ""
@@ -448,7 +499,7 @@ def _budget_option(cfg: LiveConfig) -> dict[str, int]:
     is no larger, then the close contenders; see eqtune.tune.optimizer), unless given as an option."""
     if cfg.optimizer != "gp" or "budget" in (cfg.optimizer_options or {}):
         return {}
-    return {"budget": int(cfg.budget) - int(cfg.remeasure_top_k)}
+    return {"budget": int(cfg.budget) - cfg.closing_evaluations}
 
 
 def _tell(opt: BaseOptimizer, point: Mapping[str, float], margin: float, variance: float | None) -> None:
@@ -489,3 +540,8 @@ def _point(src: LiveSource, codes: Mapping[str, Any]) -> dict[str, float]:
     return p
 
 
+def screen_looks(looks: int, share: float) -> int:
+    """How many of the full dwell's ``looks`` geometric looks (at ``2**-(looks-1)``, ..., 1/2, 1 of it)
+    fall within a screen of ``share`` of the full dwell (at least one: the screen's end)."""
+    fractions = [2.0 ** -(int(looks) - 1 - i) for i in range(int(looks))]
+    return max(1, sum(f <= float(share) * (1.0 + 1e-9) for f in fractions))

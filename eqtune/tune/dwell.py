@@ -54,12 +54,23 @@ class SequentialDwell:
     looks: int = 6
     alpha: float = 0.05
     equal_ratio: float = EQUAL_RATIO
+    #: the verdicts that end the dwell (a screen dwells on after ``better``: a code that beats the
+    #: incumbent becomes the next reference, and a count cut at the first look leaves it a low floor
+    #: margin, below the worse codes that counted longer; emulated c2m-10in, 2 of 8 lanes lost their
+    #: best tx_eq code that way)
+    ends: tuple[str, ...] = VERDICTS
 
     def __post_init__(self) -> None:
         if int(self.looks) < 1:
             raise ValueError("looks must be >= 1")
         if not 0.0 < float(self.alpha) < 1.0:
             raise ValueError("alpha must be in (0, 1)")
+        if not set(self.ends) <= set(VERDICTS):
+            raise ValueError(f"ends must be verdicts among {VERDICTS}")
+
+    def ends_dwell(self, verdict: str | None) -> bool:
+        """Whether ``verdict`` (of ``verdict()``) ends the dwell."""
+        return verdict is not None and verdict in self.ends
 
     def fractions(self) -> list[float]:
         """Cumulative share of the full dwell at each look (the last is 1)."""

@@ -393,7 +393,7 @@ class LiveSource:
                 ref = refs.get(ln)
                 verdicts[ln] = test.verdict((int(c.bits), int(c.errors)),
                                             None if ref is None else (int(ref[0]), int(ref[1])))
-            if all(verdicts[ln] is not None for ln in self.lanes):
+            if all(test.ends_dwell(verdicts[ln]) for ln in self.lanes):
                 break
         info = {ln: {"looks": looks[ln], "verdict": verdicts[ln], "dwell_full_s": float(dwell)} for ln in self.lanes}
         return total, info

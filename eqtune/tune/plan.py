@@ -99,9 +99,16 @@ class LivePlan:
     evaluations: int  # expected evaluations per lane group
     dwell_s: float
     expected_s: float  # all groups, evaluations only (baseline and verify dwells included)
+    screen_dwell_s: float | None = None  # search measurements' dwell when screening (s)
+    closing: int = 0  # evaluations per group at the full dwell after a screened search
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def _screen_text(self) -> str:
+        if not self.screen_dwell_s:
+            return ""
+        return f", search screens at {self.screen_dwell_s:g} s, the last {self.closing} at the full dwell"
 
     def text(self) -> str:
         space = f"{self.feasible} feasible codes" if self.feasible is not None else f"{self.space_size} codes"
@@ -109,15 +116,17 @@ class LivePlan:
                if self.mode == "exhaustive" else f"Bayesian search, up to {self.budget} evaluations")
         dwells = f"{self.groups} dwell{'s' if self.groups != 1 else ''} to measure every lane once"
         return (f"plan: knobs {', '.join(self.knobs)}; {space}; {how} per lane group x {self.groups} ({dwells}); "
-                f"at most {_duration(self.expected_s)} at {self.dwell_s:g} s dwell (less when BER counts decide "
+                f"at most {_duration(self.expected_s)} at {self.dwell_s:g} s dwell{self._screen_text()} "
+                "(less when BER counts decide "
                 "early or a group stops with nothing left to learn)")
 
 
 def live_plan(space: KnobSpace, *, groups: int, budget: int, dwell_s: float, verify_dwell_s: float | None = None,
-              write_s: float = 0.5, optimizer: str = "gp", remeasure: int = 0) -> LivePlan:
+              write_s: float = 0.5, optimizer: str = "gp", remeasure: int = 0,
+              screen_dwell_s: float | None = None) -> LivePlan:
     """The plan of a live session over ``space`` (a ``KnobSpace``): ``budget`` evaluations per lane
-    group, each a write (``write_s``, s) plus a ``dwell_s`` measurement; a baseline and a verify dwell
-    per group."""
+    group, each a write (``write_s``, s) plus a ``dwell_s`` measurement (``screen_dwell_s`` for all but
+    the ``remeasure`` closing ones when screening); a baseline and a verify dwell per group."""
     from eqtune.tune.space import IndexedSpace
 
     isp = IndexedSpace(space)
@@ -125,9 +134,12 @@ def live_plan(space: KnobSpace, *, groups: int, budget: int, dwell_s: float, ver
     main = int(budget) - int(remeasure)
     exhaustive = optimizer == "gp" and nf is not None and nf <= main
     evals = int(budget)
-    per_group = evals * (dwell_s + write_s) + dwell_s + (verify_dwell_s if verify_dwell_s is not None else dwell_s)
+    search_s = float(screen_dwell_s) if screen_dwell_s else float(dwell_s)
+    per_group = (main * (search_s + write_s) + int(remeasure) * (dwell_s + write_s) + dwell_s
+                 + (verify_dwell_s if verify_dwell_s is not None else dwell_s))
     return LivePlan(list(space.names), int(isp.size), nf, int(groups), int(budget),
-                    "exhaustive" if exhaustive else "gp", evals, float(dwell_s), groups * per_group)
+                    "exhaustive" if exhaustive else "gp", evals, float(dwell_s), groups * per_group,
+                    float(screen_dwell_s) if screen_dwell_s else None, int(remeasure) if screen_dwell_s else 0)
 
 
 def _duration(s: float) -> str:
