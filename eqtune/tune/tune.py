@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from eqtune.errors import TuneError
 from eqtune.jsonutil import finite_or_none, to_json_value
 from eqtune.serdes.knobs import EqPoint
-from eqtune.tune.base import BaseOptimizer, make_optimizer
+from eqtune.tune.base import MEASURED_GP_OPTIONS, BaseOptimizer, make_optimizer
 from eqtune.tune.source import MarginSource, Measurement, measure_many, source_start
 from eqtune.tune.space import Key
 
@@ -243,6 +243,9 @@ def tune(
             # structure (<= 1 % of the margin variance), it must not smooth the top away
             options.setdefault("noise_max", DETERMINISTIC_NOISE_MAX)
             options.setdefault("contenders", 0)  # exact margins: nothing to re-measure
+        elif optimizer == "gp":  # measured margins: the live sessions' local steps (MEASURED_GP_OPTIONS)
+            for name, value in MEASURED_GP_OPTIONS.items():
+                options.setdefault(name, value)
         if optimizer == "gp":
             # the budget tells the GP whether to measure every code once (space <= budget, see
             # GPOptimizer.exhaustive) and then re-measure only the close contenders
@@ -350,7 +353,8 @@ def tune(
             else:
                 in_design = bool(getattr(opt, "in_initial_design", lambda: False)())
                 asked: list[EqPoint | None]
-                again = None if in_design or opt.kind != "gp" else remeasure_key(opt, n_initial=int(getattr(opt, "n_initial", 0)))
+                again = None if in_design or opt.kind != "gp" else remeasure_key(
+                    opt, n_initial=int(getattr(opt, "n_initial", 0)), remaining=remaining, budget=main_budget)
                 if again is not None:  # the top two are within noise: measure the less certain again
                     asked, phase = [isp.point(again)], "confirm"
                 elif opt.kind == "gp" and not in_design:
