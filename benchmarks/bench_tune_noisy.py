@@ -166,9 +166,10 @@ GP_VARIANTS: dict[str, tuple[bool, dict, dict]] = {
     # sources' local steps (eqtune.tune.base.MEASURED_GP_OPTIONS)
     "gp": (True, {}, {}),
     # the loop before the endgame and the measured sources' local steps (same run, same seeds)
-    "gp_before": (True, {"ENDGAME_SHARE": 0.0}, {"axis_first": False, "local_acq": "ucb"}),
-    "gp_no_endgame": (True, {"ENDGAME_SHARE": 0.0}, {}),  # ablation: the local steps only
-    "gp_ucb_local": (True, {}, {"axis_first": False, "local_acq": "ucb"}),  # ablation: the endgame only
+    "gp_before": (True, {"ENDGAME_SHARE": 0.0, "GUARD_Z": math.inf}, {"axis_first": False, "local_acq": "ucb"}),
+    "gp_noguard": (True, {"GUARD_Z": math.inf}, {}),  # ablation: tune()'s final pick without the guard
+    "gp_no_endgame": (True, {"ENDGAME_SHARE": 0.0, "GUARD_Z": math.inf}, {}),  # ablation: the local steps only
+    "gp_ucb_local": (True, {"GUARD_Z": math.inf}, {"axis_first": False, "local_acq": "ucb"}),  # ablation: the endgame only
     "gp_norepeat": (True, {"CLOSE_Z": 0.0, "ENDGAME_SHARE": 0.0}, {}),  # count-derived noise, no repeats
     "gp_fitted": (False, {}, {}),  # one fitted white noise, best posterior mean, no repeats (before session 7)
 }

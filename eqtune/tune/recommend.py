@@ -440,12 +440,13 @@ def pooled_variance(observations: Sequence[tuple[Any, float]]) -> tuple[float, i
 GUARD_Z = 1.0
 
 
-def guard_pick(opt: Any, key: Key, z: float = GUARD_Z) -> Key:
+def guard_pick(opt: Any, key: Key, z: float | None = None) -> Key:
     """``key`` (the model's recommendation), unless a measured code's observed mean beats the
     recommendation's by more than ``z`` standard errors of the difference (each mean's variance
     ``sum(v_i) / n^2`` from its observations' known variances): then that best measured code. Without
     known variances a measured code is what it read, so the best observed mean wins. The model may
     prefer a code for its neighbours; it may not pick one the measurements themselves refute."""
+    z = GUARD_Z if z is None else float(z)
     means: dict[Key, tuple[float, int]] = opt.mean_by_point()
     if key not in means:
         return key

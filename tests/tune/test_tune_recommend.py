@@ -306,3 +306,25 @@ def test_measured_sources_get_the_live_local_steps_and_exact_ones_keep_theirs():
     assert cfg["axis_first"] is False and cfg["local_acq"] == "ucb"
     mine = tune(_counting(3, True), budget=8, seed=3, optimizer_options={"local_acq": "ucb"})
     assert mine.optimizer_state["config"]["local_acq"] == "ucb"
+
+
+def test_tune_final_pick_gives_way_to_a_code_the_counts_show_better(monkeypatch):
+    """tune()'s final pick on counted margins goes through the final-pick guard (as live sessions' do): a
+    recommendation that measured clearly worse than another code is replaced by that code; without known
+    noise the recommendation stands as before."""
+    def worst_measured(self):  # a model that recommends its worst measured code
+        means = self.mean_by_point()
+        return self.ispace.point(min(means, key=lambda k: means[k][0]))
+
+    monkeypatch.setattr(GPOptimizer, "recommend", worst_measured)
+    def best_mean(history) -> float:
+        by: dict = {}
+        for e in history:
+            by.setdefault(tuple(e.codes.values()), []).append(e.margin)
+        return max(float(np.mean(v)) for v in by.values())
+
+    r = tune(_counting(4, True), budget=14, seed=4, start={"a": 1, "b": 8, "c": 1})
+    assert best_mean(r.history) - min(e.margin for e in r.history) > 5.0  # far above the counts' noise
+    assert r.tuned.margin == pytest.approx(best_mean(r.history))
+    plain = tune(_counting(4, False), budget=14, seed=4, start={"a": 1, "b": 8, "c": 1})
+    assert plain.tuned.margin < best_mean(plain.history) - 5.0
