@@ -420,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-screen", action="store_true",
                     help="no stage-A screen for the GP (the optimizer as it was before session 9)")
     ap.add_argument("--no-before", action="store_true", help="skip the 'GP before' column (saves CPU)")
+    ap.add_argument("--before-options", default="",
+                    help="GP options of the 'GP before' column, NAME=VALUE comma list (default: screen=false)")
     ap.add_argument("--gps-seeds", type=int, default=None,
                     help="run GPSampler on the first N seeds only (it is slow); its median is over those")
     ap.add_argument("--options", default="", help="GP options for this run, NAME=VALUE comma list (a study)")
@@ -437,6 +439,11 @@ def main(argv: list[str] | None = None) -> int:
         from eqtune.tune.base import parse_optimizer_options
 
         gp_opts = parse_optimizer_options("gp", args.options.split(","))
+    before_opts = dict(BEFORE)
+    if args.before_options:
+        from eqtune.tune.base import parse_optimizer_options
+
+        before_opts = parse_optimizer_options("gp", args.before_options.split(","))
     if args.overhead_only:
         return overhead_main(probs, args.overhead_only, gp_opts, args.cache, args.json)
     if _IEEE is None:
@@ -480,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
                 if kind == "gp":
                     c = run_ours(table, "gp", s, cap, gp_opts, stop_at=stop)
                 elif kind == "gp_before":  # the optimizer before this session's change (same run, same seeds)
-                    c = run_ours(table, "gp", s, cap, BEFORE, stop_at=stop)
+                    c = run_ours(table, "gp", s, cap, before_opts, stop_at=stop)
                 elif kind == "random":
                     c = run_ours(table, "random", s, cap, stop_at=stop)
                 else:

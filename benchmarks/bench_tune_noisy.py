@@ -102,7 +102,8 @@ def loss_db(opt: float, eh: float) -> float:
     return 20.0 * math.log10(opt / eh) if eh > 0 else math.inf
 
 
-def run_ours(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, remeasure: int) -> list[float]:
+def run_ours(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, remeasure: int,
+             options: dict | None = None) -> list[float]:
     """True margin of the recommendation after each measurement (GP: best posterior mean; during the
     initial design the best measured)."""
     recs: list[float] = []
@@ -113,7 +114,8 @@ def run_ours(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, remeas
         pt.update({k: float(v) for k, v in codes.items()})
         recs.append(src.true_margin(pt))
 
-    r = tune(src, budget=cap, seed=seed, optimizer="gp", callback=cb, remeasure_top_k=remeasure)
+    r = tune(src, budget=cap, seed=seed, optimizer="gp", callback=cb, remeasure_top_k=remeasure,
+             optimizer_options=options or None)
     final = src.true_margin(r.tuned.point)
     recs[-1] = final  # the run's own final pick (its recommendation rule at the end)
     return recs
@@ -158,11 +160,18 @@ def run_optuna(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, samp
     return out
 
 
-# eqtune variants: (known per-observation noise, settings of eqtune.tune.recommend)
-GP_VARIANTS = {
-    "gp": (True, {}),  # this session: count-derived noise, LCB recommendation, confirm repeats
-    "gp_norepeat": (True, {"CLOSE_Z": 0.0}),  # count-derived noise, no confirm repeats
-    "gp_fitted": (False, {}),  # before: one fitted white noise, best posterior mean, no repeats
+# eqtune variants: (known per-observation noise, settings of eqtune.tune.recommend, GP options)
+GP_VARIANTS: dict[str, tuple[bool, dict, dict]] = {
+    # the optimizer as it is: count-derived noise, LCB pick, confirm repeats, the endgame, and the measured
+    # sources' local steps (eqtune.tune.base.MEASURED_GP_OPTIONS)
+    "gp": (True, {}, {}),
+    # the loop before the endgame and the measured sources' local steps (same run, same seeds)
+    "gp_before": (True, {"ENDGAME_SHARE": 0.0, "GUARD_Z": math.inf}, {"axis_first": False, "local_acq": "ucb"}),
+    "gp_noguard": (True, {"GUARD_Z": math.inf}, {}),  # ablation: tune()'s final pick without the guard
+    "gp_no_endgame": (True, {"ENDGAME_SHARE": 0.0, "GUARD_Z": math.inf}, {}),  # ablation: the local steps only
+    "gp_ucb_local": (True, {"GUARD_Z": math.inf}, {"axis_first": False, "local_acq": "ucb"}),  # ablation: the endgame only
+    "gp_norepeat": (True, {"CLOSE_Z": 0.0, "ENDGAME_SHARE": 0.0}, {}),  # count-derived noise, no repeats
+    "gp_fitted": (False, {}, {}),  # one fitted white noise, best posterior mean, no repeats (before session 7)
 }
 
 
@@ -200,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"optimizers: {', '.join(GP_VARIANTS)}, random, tpe, gpsampler")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="override an eqtune.tune.recommend constant for the gp variants (choose on library channels)")
+    ap.add_argument("--options", default="", help="GP options for the gp variants, NAME=VALUE comma list")
     ap.add_argument("--gps-seeds", type=int, default=None, help="GPSampler on the first N seeds only (slow)")
     ap.add_argument("--cache", type=Path, default=bt.ROOT / "benchmarks" / ".cache")
     ap.add_argument("--json", type=Path, default=None)
@@ -209,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     ats = [int(x) for x in args.at.split(",")]
     overrides = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
     kinds = [k for k in args.kinds.split(",") if k]
+    options: dict = {}
+    if args.options:
+        from eqtune.tune.base import parse_optimizer_options
+
+        options = parse_optimizer_options("gp", args.options.split(","))
     if any(k in ("tpe", "gpsampler") for k in kinds):
         try:
             import optuna  # noqa: F401
@@ -234,10 +249,11 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             curves = []
             for sd in (seeds[: args.gps_seeds] if kind == "gpsampler" and args.gps_seeds else seeds):
-                known, settings = GP_VARIANTS.get(kind, (True, {}))
+                known, settings, gp_opts = GP_VARIANTS.get(kind, (True, {}, {}))
                 src = CountingSource(table, qa, q0, args.bits, seed=10_000 + sd, known_noise=known)
                 if kind in GP_VARIANTS:
-                    c = _with_settings({**settings, **overrides}, run_ours, src, isp, sd, args.cap, 0)
+                    c = _with_settings({**settings, **overrides}, run_ours, src, isp, sd, args.cap, 0,
+                                       {**gp_opts, **options})
                 elif kind == "random":
                     c = run_random(src, isp, sd, args.cap)
                 else:

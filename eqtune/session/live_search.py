@@ -24,7 +24,7 @@ from eqtune.serdes.knobs import BER_METRICS
 from eqtune.session.config import LiveConfig
 from eqtune.session.live_connect import TunerConnect
 from eqtune.session.view import SessionView, _lane_map
-from eqtune.tune.base import BaseOptimizer, make_optimizer, optimizer_from_state
+from eqtune.tune.base import MEASURED_GP_OPTIONS, BaseOptimizer, make_optimizer, optimizer_from_state
 from eqtune.tune.dwell import EQUAL, WORSE, SequentialDwell
 from eqtune.tune.live import LiveReading, LiveSource, counts_variance
 from eqtune.tune.optimizer import GPOptimizer, default_n_initial
@@ -483,8 +483,9 @@ def _set_prior(opts: Mapping[int, BaseOptimizer], obs: list[tuple[dict[str, floa
 #: of both directions together: while one direction limits, every code of the other reads the same (a
 #: plateau) and the upper-bound local step measured the plateau until the budget ran out (emulated
 #: c2m-10in module, 4-lane groups: 3 of 8 lanes 1.4-2.7 dB off, every one of their last 20 measurements
-#: at one tx_eq code); the limiting knob's one-code move has the larger expected improvement.
-LIVE_GP_OPTIONS: dict[str, Any] = {"axis_first": True, "local_acq": "ei"}
+#: at one tx_eq code); the limiting knob's one-code move has the larger expected improvement. The same
+#: options ``tune()`` uses for any measured source (``eqtune.tune.base.MEASURED_GP_OPTIONS``).
+LIVE_GP_OPTIONS: dict[str, Any] = dict(MEASURED_GP_OPTIONS)
 
 
 def _live_options(cfg: LiveConfig) -> dict[str, Any]:

@@ -265,6 +265,20 @@ def acquisition_score(opt: GPOptimizer, exploit: bool) -> Score:
     return score
 
 
+def best_gain(opt: GPOptimizer) -> float:
+    """The largest expected improvement (margin units, ``acquisition_score`` times the GP's output
+    scale) over this step's candidates: what measuring a new code is expected to add to the best
+    posterior mean. 0 when nothing is left to measure or there is no model."""
+    if opt._fit() is None:
+        return 0.0
+    cands = candidates(opt, opt._taken())
+    if not len(cands):
+        return 0.0
+    score = acquisition_score(opt, False)(cands)
+    best = float(np.nanmax(score)) if np.any(np.isfinite(score)) else 0.0
+    return max(best, 0.0) * float(opt._ystats[1])
+
+
 def acquire(opt: GPOptimizer, taken: set[Key]) -> Key | None:
     """The next point after the initial design: a local step every ``local_every``-th step, else the
     acquisition's maximum over the candidates (refined by ``climb`` from the ``climb_starts`` best)."""

@@ -59,6 +59,10 @@ RECOMMEND_Z = 1.0
 CLOSE_Z = 1.0
 #: at most this share of the measurements after the initial design are repeats
 MAX_REPEAT_SHARE = 0.5
+#: the endgame: the last ``ENDGAME_SHARE`` of a known budget re-measures the top two while they are within
+#: ``ENDGAME_Z`` combined posterior sds (``remeasure_key``)
+ENDGAME_SHARE = 0.2
+ENDGAME_Z = 2.0
 #: key of a measurement's metrics that carries the variance of its margin (margin units squared)
 VARIANCE_KEY = "margin_var"
 COUNT_MODELS = ("binomial", "poisson")
@@ -262,21 +266,45 @@ def recommend_key(opt: Any, z: float | None = None) -> Key | None:
     return None if c is None else c.keys[c.best]
 
 
+def in_endgame(remaining: int | None, budget: int | None, share: float | None = None) -> bool:
+    """Whether the last ``share`` of a known ``budget`` has begun (``remaining`` measurements left, at
+    least one): the final pick is made soon, so what it decides between gets the measurements."""
+    share = ENDGAME_SHARE if share is None else float(share)
+    if remaining is None or not budget or share <= 0.0 or remaining < 1:
+        return False
+    return remaining <= max(1, int(round(share * budget)))
+
+
 def remeasure_key(opt: Any, *, z_close: float | None = None, max_share: float | None = None,
-                  n_initial: int = 0) -> Key | None:
+                  n_initial: int = 0, remaining: int | None = None, budget: int | None = None) -> Key | None:
     """The code to measure again next, or None to search on.
 
     When the recommendation and the runner-up are within ``z_close`` combined posterior sds, the less
     certain of the two (larger posterior sd) is measured again - but never two repeats in a row and at
     most ``max_share`` of the measurements after the first ``n_initial`` are repeats (defaults: the
-    module's ``CLOSE_Z`` and ``MAX_REPEAT_SHARE``; ``z_close`` 0 = never)."""
+    module's ``CLOSE_Z`` and ``MAX_REPEAT_SHARE``; ``z_close`` 0 = never).
+
+    The endgame (``remaining`` of a known ``budget`` measurements left, ``in_endgame``): the pick is
+    made soon, so the two it decides between are measured again while they are within ``ENDGAME_Z``
+    sds, repeats in a row allowed, no share limit, as long as the pick's expected shortfall
+    (``pick_regret``) is larger than the best expected improvement of a new code
+    (``eqtune.tune.acquisition.best_gain``): while the search still finds better codes, it searches. Between two systems, giving the next sample to the
+    one whose mean is less certain is the two-design case of optimal computing budget allocation (Chen,
+    Lin, Yucesan & Chick, "Simulation budget allocation for further enhancing the efficiency of ordinal
+    optimization", Discrete Event Dyn. Syst. 10, 2000: n_1 / n_2 = sigma_1 / sigma_2 for two designs)."""
     z_close = CLOSE_Z if z_close is None else float(z_close)
     max_share = MAX_REPEAT_SHARE if max_share is None else float(max_share)
     if z_close <= 0.0 or max_share <= 0.0:
         return None
+    endgame = in_endgame(remaining, budget)
     c = contest(opt)
-    if c is None or not c.close(z_close):
+    if c is None or not c.close(max(z_close, ENDGAME_Z) if endgame else z_close):
         return None
+    if endgame:
+        from eqtune.tune.acquisition import best_gain
+
+        # a repeat pays only while the pick's expected shortfall exceeds what a new code is expected to add
+        return _less_certain(c) if pick_regret(c) > best_gain(opt) else None
     keys = list(opt.keys)
     if len(keys) >= 2 and keys[-1] in keys[:-1]:
         return None  # the last measurement was a repeat: search on
@@ -284,6 +312,28 @@ def remeasure_key(opt: Any, *, z_close: float | None = None, max_share: float | 
     repeats = sum(1 for i, k in enumerate(after, n_initial) if k in keys[:i])
     if after and repeats + 1 > max_share * (len(after) + 1):
         return None
+    return _less_certain(c)
+
+
+def pick_regret(c: Contest) -> float:
+    """Expected shortfall (margin units) of picking the recommendation when the runner-up may be the
+    better code: ``E[max(D, 0)]`` for ``D ~ N(delta, s^2)``, ``delta`` the runner-up's posterior mean minus
+    the pick's, ``s`` their combined sd: ``delta Phi(delta / s) + s phi(delta / s)`` (the normal
+    expected-improvement integral, Jones, Schonlau & Welch, J. Global Optim. 13, 1998, eq. 15)."""
+    r = c.runner_up
+    if r is None:
+        return 0.0
+    b = c.best
+    delta = float(c.mean[r] - c.mean[b])
+    s = math.hypot(float(c.sd[b]), float(c.sd[r]))
+    if s <= 0.0:
+        return max(delta, 0.0)
+    u = delta / s
+    return delta * 0.5 * math.erfc(-u / math.sqrt(2.0)) + s * _phi(u)
+
+
+def _less_certain(c: Contest) -> Key:
+    """Of the recommendation and the runner-up, the one with the larger posterior sd."""
     b, r = c.best, c.runner_up
     assert r is not None
     return c.keys[b] if c.sd[b] >= c.sd[r] else c.keys[r]
@@ -390,12 +440,13 @@ def pooled_variance(observations: Sequence[tuple[Any, float]]) -> tuple[float, i
 GUARD_Z = 1.0
 
 
-def guard_pick(opt: Any, key: Key, z: float = GUARD_Z) -> Key:
+def guard_pick(opt: Any, key: Key, z: float | None = None) -> Key:
     """``key`` (the model's recommendation), unless a measured code's observed mean beats the
     recommendation's by more than ``z`` standard errors of the difference (each mean's variance
     ``sum(v_i) / n^2`` from its observations' known variances): then that best measured code. Without
     known variances a measured code is what it read, so the best observed mean wins. The model may
     prefer a code for its neighbours; it may not pick one the measurements themselves refute."""
+    z = GUARD_Z if z is None else float(z)
     means: dict[Key, tuple[float, int]] = opt.mean_by_point()
     if key not in means:
         return key

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, cast
 from eqtune.errors import TuneError
 from eqtune.jsonutil import LazyList, finite_or_none, to_json_value
 from eqtune.serdes.knobs import EqPoint
-from eqtune.tune.base import BaseOptimizer, make_optimizer
+from eqtune.tune.base import MEASURED_GP_OPTIONS, BaseOptimizer, make_optimizer
 from eqtune.tune.source import MarginSource, Measurement, measure_many, source_start
 from eqtune.tune.space import Key
 
 if TYPE_CHECKING:  # skopt behind it: imported only when the GP runs
     from eqtune.serdes.knobs import KnobSpace
     from eqtune.tune.optimizer import GPOptimizer
-from eqtune.tune.recommend import remeasure_key, tell_measured
+from eqtune.tune.recommend import guard_pick, remeasure_key, tell_measured
 
 #: upper bound of the GP's white-noise variance (standardized margins) for a deterministic source
 DETERMINISTIC_NOISE_MAX = 0.01
@@ -247,6 +247,9 @@ def tune(
             # structure (<= 1 % of the margin variance), it must not smooth the top away
             options.setdefault("noise_max", DETERMINISTIC_NOISE_MAX)
             options.setdefault("contenders", 0)  # exact margins: nothing to re-measure
+        elif optimizer == "gp":  # measured margins: the live sessions' local steps (MEASURED_GP_OPTIONS)
+            for name, value in MEASURED_GP_OPTIONS.items():
+                options.setdefault(name, value)
         if optimizer == "gp":
             # the budget tells the GP whether to measure every code once (space <= budget, see
             # GPOptimizer.exhaustive) and then re-measure only the close contenders
@@ -355,7 +358,8 @@ def tune(
             else:
                 in_design = bool(getattr(opt, "in_initial_design", lambda: False)())
                 asked: list[EqPoint | None]
-                again = None if in_design or opt.kind != "gp" else remeasure_key(opt, n_initial=int(getattr(opt, "n_initial", 0)))
+                again = None if in_design or opt.kind != "gp" else remeasure_key(
+                    opt, n_initial=int(getattr(opt, "n_initial", 0)), remaining=remaining, budget=main_budget)
                 if again is not None:  # the top two are within noise: measure the less certain again
                     asked, phase = [isp.point(again)], "confirm"
                 elif opt.kind == "gp" and not in_design:
@@ -393,6 +397,9 @@ def tune(
     rec_key = isp.key_of(rec) if rec is not None else start_key
     if rec_key not in means:
         rec_key = start_key
+    elif any(v is not None for v in getattr(opt, "margin_vars", None) or []):
+        # counted margins (known noise): a pick the measurements refute gives way, as in live sessions
+        rec_key = guard_pick(opt, rec_key)
     base_margin, base_n = means.get(start_key, (math.nan, 0))
     kept_start = False
     if start_key in means and means[rec_key][0] < base_margin:

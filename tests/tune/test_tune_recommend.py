@@ -241,3 +241,90 @@ def test_tracy_10in_recommendation_holds_the_optimum_at_60_measurements(tracy10)
         picks[known] = table.measure(r.tuned.point).margin
     assert picks[True] == pytest.approx(optimum)
     assert 20 * math.log10(optimum / picks[False]) > 0.1
+
+
+# -- the endgame: the last share of a known budget decides the pick ---------------------------------------
+def _contest(mean_b: float, sd_b: float, mean_r: float, sd_r: float):
+    from eqtune.tune.recommend import Contest
+
+    return Contest([(0,), (1,)], np.array([mean_b, mean_r]), np.array([sd_b, sd_r]), np.array([2, 1]),
+                   np.array([0, 1]))
+
+
+@pytest.mark.parametrize("mean_r,sd_b,sd_r", [(9.9, 0.1, 0.2), (10.3, 0.2, 0.1), (9.0, 0.3, 0.4)])
+def test_pick_regret_matches_a_monte_carlo_of_the_shortfall(mean_r, sd_b, sd_r):
+    """E[max(runner-up - pick, 0)] of two independent normal posteriors, closed form against 400k draws."""
+    from eqtune.tune.recommend import pick_regret
+
+    rng = np.random.default_rng(7)
+    n = 400_000
+    d = rng.normal(mean_r, sd_r, n) - rng.normal(10.0, sd_b, n)
+    mc = float(np.mean(np.maximum(d, 0.0)))
+    assert pick_regret(_contest(10.0, sd_b, mean_r, sd_r)) == pytest.approx(mc, rel=0.02, abs=1e-4)
+
+
+def test_in_endgame_is_the_last_share_of_a_known_budget():
+    from eqtune.tune.recommend import in_endgame
+
+    assert [in_endgame(r, 25, 0.2) for r in (6, 5, 1, 0)] == [False, True, True, False]
+    assert not in_endgame(3, None) and not in_endgame(None, 25) and not in_endgame(3, 25, 0.0)
+    assert in_endgame(1, 3, 0.2)  # at least the last measurement
+
+
+def test_endgame_repeats_in_a_row_while_the_pick_is_in_doubt(monkeypatch):
+    """Outside the endgame a repeat never follows a repeat; inside it the less certain of the top two is
+    measured again while the pick's expected shortfall exceeds the best expected improvement of a new
+    code, and the search goes on once a new code is worth more."""
+    import eqtune.tune.acquisition as acq
+    import eqtune.tune.recommend as rec
+
+    class _Opt:
+        keys = [(5,), (0,), (1,), (1,)]  # the last measurement was a repeat
+        ys = [0.0, 10.0, 9.9, 9.95]
+
+    c = _contest(10.0, 0.05, 9.95, 0.08)  # close; the runner-up (1,) is the less certain
+    monkeypatch.setattr(rec, "contest", lambda opt, z=None: c)
+    gain = {"v": 0.0}
+    monkeypatch.setattr(acq, "best_gain", lambda opt: gain["v"])
+    assert rec.remeasure_key(_Opt(), n_initial=1) is None  # no budget given: the rule before
+    assert rec.remeasure_key(_Opt(), n_initial=1, remaining=10, budget=25) is None  # not the endgame yet
+    assert rec.remeasure_key(_Opt(), n_initial=1, remaining=4, budget=25) == (1,)
+    gain["v"] = 1.0  # a new code is expected to add more than the pick can lose
+    assert rec.remeasure_key(_Opt(), n_initial=1, remaining=4, budget=25) is None
+
+
+def test_measured_sources_get_the_live_local_steps_and_exact_ones_keep_theirs():
+    """tune() on a noisy source uses the live sessions' local steps (MEASURED_GP_OPTIONS); a deterministic
+    source keeps the GP's defaults; an option the caller gives wins."""
+    from eqtune.tune.base import MEASURED_GP_OPTIONS
+
+    noisy = tune(_counting(3, True), budget=8, seed=3).optimizer_state["config"]
+    assert {k: noisy[k] for k in MEASURED_GP_OPTIONS} == MEASURED_GP_OPTIONS
+    exact = FunctionSource(_space(), lambda p: _truth(p), seed=3, units="mV")
+    exact.deterministic = True
+    cfg = tune(exact, budget=8, seed=3).optimizer_state["config"]
+    assert cfg["axis_first"] is False and cfg["local_acq"] == "ucb"
+    mine = tune(_counting(3, True), budget=8, seed=3, optimizer_options={"local_acq": "ucb"})
+    assert mine.optimizer_state["config"]["local_acq"] == "ucb"
+
+
+def test_tune_final_pick_gives_way_to_a_code_the_counts_show_better(monkeypatch):
+    """tune()'s final pick on counted margins goes through the final-pick guard (as live sessions' do): a
+    recommendation that measured clearly worse than another code is replaced by that code; without known
+    noise the recommendation stands as before."""
+    def worst_measured(self):  # a model that recommends its worst measured code
+        means = self.mean_by_point()
+        return self.ispace.point(min(means, key=lambda k: means[k][0]))
+
+    monkeypatch.setattr(GPOptimizer, "recommend", worst_measured)
+    def best_mean(history) -> float:
+        by: dict = {}
+        for e in history:
+            by.setdefault(tuple(e.codes.values()), []).append(e.margin)
+        return max(float(np.mean(v)) for v in by.values())
+
+    r = tune(_counting(4, True), budget=14, seed=4, start={"a": 1, "b": 8, "c": 1})
+    assert best_mean(r.history) - min(e.margin for e in r.history) > 5.0  # far above the counts' noise
+    assert r.tuned.margin == pytest.approx(best_mean(r.history))
+    plain = tune(_counting(4, False), budget=14, seed=4, start={"a": 1, "b": 8, "c": 1})
+    assert plain.tuned.margin < best_mean(plain.history) - 5.0
