@@ -2,7 +2,7 @@
 
     python benchmarks/bench_channel.py [FILE.s4p] [--repeat N]
 
-Targets (issue 2): load + SDD21 on the simulation grid + pulse response <= 300 ms median;
+Targets: load + SDD21 on the simulation grid + pulse response <= 300 ms median;
 ``eqtune --help`` <= 0.5 s. Prints each median and its ratio to the target (< 1 is inside).
 """
 

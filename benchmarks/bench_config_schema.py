@@ -1,4 +1,4 @@
-"""Cost of the one validation layer and the one JSON helper (issue 15), against a baseline checkout.
+"""Cost of the one validation layer and the one JSON helper, against a baseline checkout.
 
     python benchmarks/bench_config_schema.py --baseline DIR [--repeat N]
 

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict:
         "naive_matches_cached": bool(same),
         "best_com_db_in_slice": float(np.max(br.com_db)),
         "python": sys.version.split()[0], "machine": platform.machine(),
-        "pychopmarg_reference": "issue 3: PyChOpMarg 3.4.0 exhaustive C2C grid, 50 MHz step: 386 s "
+        "pychopmarg_reference": "PyChOpMarg 3.4.0 exhaustive C2C grid, 50 MHz step: 386 s "
                                 "(~2.3 ms/point); see benchmarks/bench_exhaustive.py for a side-by-side run",
     }
     out["aggressors"] = len(ch.aggressors)

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_live.py [--evals N] [--modules N] [--jobs N] [--json]
 
-Targets (issue 6):
+Targets:
 
 * live-loop overhead per evaluation, excluding the dwell, <= 50 ms: everything one evaluation costs
   besides counting errors (optimizer ask/tell, capability validation, the fsync'd journal records,

@@ -15,9 +15,9 @@ Configurations:
 * ``today``: the live loop before this change (the code of commit 4f059f4, unpacked with ``git archive``
   into ``--base-tree``, imported in a subprocess): every measurement the full dwell, budget used to the
   end, one lane per dwell (its BERT is one channel);
-* ``sequential``: this branch: dwell as a decision (eqtune.tune.dwell), the settled / exhausted stops,
+* ``sequential``: the current code: dwell as a decision (eqtune.tune.dwell), the settled / exhausted stops,
   a BERT with ``--channels-per-bert`` channels gated together;
-* ``fixed``: this branch with ``sequential=False`` (the stops without the sequential dwell);
+* ``fixed``: the current code with ``sequential=False`` (the stops without the sequential dwell);
 * ``patience``: ``sequential`` with ``--patience 6`` (what the TUI and ``eqtune demo`` use);
 * ``seq1``: ``sequential`` with a one-channel BERT (lanes one after another, as ``today``);
 * ``seq8``: ``sequential`` with an 8-channel BERT (the whole module per dwell; the shipped M8040A and

@@ -1,4 +1,4 @@
-"""TUI speed (issue 7): time to the first screen, and key latency while a tune runs.
+"""TUI speed: time to the first screen, and key latency while a tune runs.
 
 Targets: first screen <= 1.5 s after `eqtune tui`; key presses handled within 100 ms while tuning.
 Baseline for the ratio: an idle key press on the same app in the same run.

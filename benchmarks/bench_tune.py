@@ -11,7 +11,7 @@ misses rank above every hit, the median is ">cap" when the median run missed, th
 a ratio against a missed median is only a lower bound (">x"), never computed from cap + 1. The same curves are
 also scored at 0.5 dB (about 5.6 %), which tells plateau landscapes (many near-optimal codes) apart.
 "GP before" is the optimizer as it was before the simulation's stage-A screen became its prior mean
-(``BEFORE``: ``screen=False``, the default of sessions 4-8), same seeds, same run. The screen's wall time
+(``BEFORE``: ``screen=False``, the default from the length-scale prior until the screen), same seeds, same run. The screen's wall time
 (``screen_s``, cached with the grid) is reported per problem: the baselines below are black-box and
 cannot use it. (Earlier changes were measured the same way: the length-scale prior with ``ls_prior=0``,
 the diagonal directions with ``{"directions": "axes", "local_on_success": True, "ls_prior": 0.0}``.)
@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 _HOST5 = ["rx_pre", "rx_post", "rx_amp", "ctle_gdc", "ctle_gdc2"]
 # Third-party channels: IEEE 802.3ck public contributions in ../shared/channels-ieee (provenance in its
 # README), each a bare Touchstone THRU, i.e. a 53.125 GBd PAM4 link with the default SerDes profile. Added
-# in session 5 with the optimizer unchanged: no optimizer setting was ever chosen on them (held out). Left
+# after the length-scale prior, with the optimizer unchanged: no optimizer setting was ever chosen on them (held out). Left
 # out: tracy 12 in (28 dB at Nyquist: no code opens the eye of this link, best -0.96 mV, so "within
 # 0.1 dB of the optimum" means nothing) and pychopmarg example2 (a 25G-class channel, 60 dB at 26.6 GHz).
 IEEE_PROBLEMS = [
@@ -92,14 +92,14 @@ _IEEE = ieee_dir()
 if _IEEE is not None:
     PROBLEMS += [(n, str(_IEEE / rel), d, k) for n, rel, d, k in IEEE_PROBLEMS]
 # 6 knobs (4 TX FFE taps + 2 CTLE codes, c0 >= the profile's minimum): 383,180 feasible points of 418,880,
-# enumerated since session 6 (was sampled above 300k). Problem 11 is a library channel (settings may be
+# enumerated (spaces above 300k points used to be sampled). Problem 11 is a library channel (settings may be
 # chosen on it); problem 12 is held out (IEEE, no setting chosen on it).
 _SIX = ["tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "ctle_gdc", "ctle_gdc2"]
 PROBLEMS += [("c2m-10in serdes 6 knobs", "c2m-10in", "serdes", _SIX)]
 if _IEEE is not None:
     PROBLEMS += [("ieee gore-c2c-12dB serdes 6 knobs",
                   str(_IEEE / "gore_3ck_02_0519_C2C_12dB/C2C_PCB_SYSVIA_12dB_thru.s4p"), "serdes", _SIX)]
-# more held-out 6-knob problems (session 7): the IEEE tracy channels, serdes direction (TX FFE + CTLE)
+# more held-out 6-knob problems: the IEEE tracy channels, serdes direction (TX FFE + CTLE)
 _SIX_HELD_OUT = [
     ("ieee tracy-4in serdes 6 knobs", "tracy_3ck_02_0119_DPO_4in/DPO_4in_Meg7_THRU.s4p"),
     ("ieee tracy-10in serdes 6 knobs", "tracy_3ck_02_0119_DPO_10in/DPO_10in_Meg7_THRU.s4p"),
@@ -107,7 +107,7 @@ _SIX_HELD_OUT = [
 ]
 if _IEEE is not None:
     PROBLEMS += [(n, str(_IEEE / rel), "serdes", _SIX) for n, rel in _SIX_HELD_OUT]
-# a second library 6-knob problem (session 7, settings may be chosen on it): 7.5 % of the codes open the
+# a second library 6-knob problem (settings may be chosen on it): 7.5 % of the codes open the
 # eye, one code within 0.1 dB of the optimum (5.32 mV), and a second ridge branch 0.28 dB lower
 # (tx_c1 -0.02, ctle_gdc -9 dB against -0.18, -2 dB at the optimum): the library's analogue of the
 # held-out tracy 10 in trap. Appended so the indices above stay (16 with the IEEE channels present).
@@ -390,7 +390,7 @@ def ratio(other: list[int | None] | None, ours: list[int | None], cap: int) -> t
 
 def target_met(ours: list[int | None], tpe: list[int | None] | None, gps: list[int | None] | None,
                knobs: int, cap: int) -> str:
-    """Issue 20's target on one problem: median <= 20 evaluations (5 knobs or fewer) / <= 40 (6 knobs)
+    """The evaluation target on one problem: median <= 20 evaluations (5 knobs or fewer) / <= 40 (6 knobs)
     with no miss in the seeds, >= 3x fewer than TPE, and no worse than Optuna's GPSampler ('-' when a
     baseline was not run)."""
     if tpe is None or gps is None:
@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="GP now vs GP before only (no TPE / GPSampler / random runs): many seeds in minutes")
     ap.add_argument("--no-gpsampler", action="store_true", help="skip Optuna's GPSampler (slow: ~0.5 s a trial)")
     ap.add_argument("--no-screen", action="store_true",
-                    help="no stage-A screen for the GP (the optimizer as it was before session 9)")
+                    help="no stage-A screen for the GP (the optimizer as it was before the screen)")
     ap.add_argument("--no-before", action="store_true", help="skip the 'GP before' column (saves CPU)")
     ap.add_argument("--before-options", default="",
                     help="GP options of the 'GP before' column, NAME=VALUE comma list (default: screen=false)")
@@ -486,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
             for s in kseeds:
                 if kind == "gp":
                     c = run_ours(table, "gp", s, cap, gp_opts, stop_at=stop)
-                elif kind == "gp_before":  # the optimizer before this session's change (same run, same seeds)
+                elif kind == "gp_before":  # the optimizer before the latest change (BEFORE; same run, same seeds)
                     c = run_ours(table, "gp", s, cap, before_opts, stop_at=stop)
                 elif kind == "random":
                     c = run_ours(table, "random", s, cap, stop_at=stop)

@@ -23,7 +23,7 @@ Optimizers, same seeds and the same cap (``--cap``), scored at ``--at`` (15, 25,
 eqtune's GP with the counts' own noise (``margin_var`` from ``eqtune.tune.recommend.margin_variance``: the
 noise-aware recommendation and the confirm repeats, which count as measurements), ``gp_norepeat`` (the same
 without repeats), ``gp_fitted`` (the variance withheld: one fitted white noise, best posterior mean, the rule
-before session 7), random search and Optuna TPE / GPSampler (their recommendation: the best measured trial,
+before the noise-aware recommendation), random search and Optuna TPE / GPSampler (their recommendation: the best measured trial,
 ``study.best_trial``). Optuna/torch only in the benchmark's own venv. ``--set NAME=VALUE`` overrides a
 ``eqtune.tune.recommend`` constant (choose them on the library channels only).
 
@@ -171,7 +171,7 @@ GP_VARIANTS: dict[str, tuple[bool, dict, dict]] = {
     "gp_no_endgame": (True, {"ENDGAME_SHARE": 0.0, "GUARD_Z": math.inf}, {}),  # ablation: the local steps only
     "gp_ucb_local": (True, {"GUARD_Z": math.inf}, {"axis_first": False, "local_acq": "ucb"}),  # ablation: the endgame only
     "gp_norepeat": (True, {"CLOSE_Z": 0.0, "ENDGAME_SHARE": 0.0}, {}),  # count-derived noise, no repeats
-    "gp_fitted": (False, {}, {}),  # one fitted white noise, best posterior mean, no repeats (before session 7)
+    "gp_fitted": (False, {}, {}),  # one fitted white noise, best posterior mean, no repeats (the rule before count-derived noise)
 }
 
 

@@ -1,4 +1,4 @@
-"""ask+tell wall time (ms) at 50-70 observations with and without the stage-A screen (issue 20 target:
+"""ask+tell wall time (ms) at 50-70 observations with and without the stage-A screen (target:
 <= 150 ms mean and p95 at 60 observations, refits included), same grids, seeds 0-2, same run.
 
 Run:  nice python benchmarks/bench_tune_screen_overhead.py 14,1   (problem indices of bench_tune.py)

@@ -1,4 +1,4 @@
-"""PyChOpMarg 3.4.0 as a second opinion on eqtune's COM (issue 3, "Checks").
+"""PyChOpMarg 3.4.0 as a second opinion on eqtune's COM.
 
 Two halves, run by two interpreters so that PyChOpMarg's pins never touch eqtune's venv:
 

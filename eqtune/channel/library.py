@@ -391,7 +391,7 @@ def _build(doc: dict[str, Any], *, base_dir: Path, rel_to: str, where: str, sour
             fp = _file_ref(base_dir, rel_to, w, a)
             lane = a.get("lane")
             # crosstalk files: order from the coupling's delay, the thru's order when that is ambiguous
-            # (with a warning); the strongest LF transmission is the wrong rule here (issue 16)
+            # (with a warning); the strongest LF transmission is the wrong rule for a crosstalk file
             d = load_sdd(fp, port_order=a.get("port_order"), lane=lane, ports=_ports(where, path, a.get("ports")),
                          fallback_order=first_order[0] or "1-2/3-4", crosstalk=True, thru_delay_s=thru_delay)
             if d.port_order_detected:  # an explicit port_order on the aggressor overrides the check

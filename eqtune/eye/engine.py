@@ -15,7 +15,7 @@ needs, so a TX FFE is one small tensor contraction (the FFE is linear). Per poin
 * stage B (chosen phase only): the exact ISI + crosstalk distribution (COM method, 93A.1.7, via
   characteristic functions, see ``eqtune.eye.stateye``) -> EH per eye, COM, VEC, BER estimate.
 
-Sampling phase and COM mode (eqtune issue 16). In the ``serdes`` direction the engine follows the COM
+Sampling phase and COM mode. In the ``serdes`` direction the engine follows the COM
 standard: the sampling phase is the Mueller-Muller one of 93A.1.6 (93A-25/26, MATLAB COM 3.70's
 tie-breaking), COM's A_ni is read at the profile's DER_0, and the dual-Dirac jitter acts per cursor
 (+-A_DD h_J(n) joins the exact ISI distribution, 93A.1.7) at the sampling phase, in the eye width and in the

@@ -410,7 +410,7 @@ class EyeStages(EngineState):
         v = self._cursors(taps, amp, idx, j)  # cursors at phase j
         h0, res = self._residual(v)
         if self.com_mode:
-            # 93A.1.7 (eqtune issue 16): the dual-Dirac jitter acts per cursor, +-A_DD h_J(n) with the
+            # 93A.1.7 (COM mode): the dual-Dirac jitter acts per cursor, +-A_DD h_J(n) with the
             # symbol of cursor n, so it joins the ISI cursors (exact PDF) instead of one +-A_DD |h_J| term
             jit = self.profile.noise.a_dd_ui * self._slope_cursors(taps, amp, idx, j)
             b = self._stage_b(h0, np.concatenate([res, jit], axis=-1), a.g2[rows, j], np.zeros(B), xt, ber,

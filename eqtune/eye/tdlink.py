@@ -1,6 +1,6 @@
 """The bit-by-bit simulator's own link: pulse, sampling phase, DFE and noise built from the channel.
 
-``simulate_link`` checks the statistical eye without reusing the engine's pulse or noise (eqtune issue 16):
+``simulate_link`` checks the statistical eye without reusing the engine's pulse or noise:
 everything the simulator needs is computed here from the channel's S-parameters, the SerDes profile and
 the EQ point, with formulas written out again from the standard rather than imported from the engine:
 

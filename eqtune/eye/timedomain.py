@@ -1,4 +1,4 @@
-"""Bit-by-bit time-domain simulator: the independent check of the statistical eye (issue 3).
+"""Bit-by-bit time-domain simulator: the independent check of the statistical eye.
 
 A PRBS / PRBS-Q symbol sequence goes through the same sampled pulse response the statistical eye
 uses (linear superposition of shifted pulses = convolution of the symbol sequence with the pulse,

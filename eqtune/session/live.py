@@ -7,7 +7,7 @@ receives :class:`LiveEvent` objects through ``on_event`` (called from the worker
 with ``App.call_from_thread``), and controls it from the UI thread with :meth:`pause`,
 :meth:`unpause` and :meth:`abort` (thread-safe; abort restores the original codes).
 
-Safety rules (issue 6):
+Safety rules:
 
 * The lane's original codes are journaled (``original``) before the first write; every write is
   journaled (``apply``) and fsync'd *before* it reaches the module; only codes inside the module's

@@ -24,7 +24,7 @@ from eqtune.session.journal import Journal
 from eqtune.session.view import LiveResult, SessionView
 
 if TYPE_CHECKING:
-    # the CMIS module contract (issue 15: a Protocol the driver, the emulator and the test fakes satisfy)
+    # the CMIS module contract (a Protocol the driver, the emulator and the test fakes satisfy)
     from eqtune.drivers.protocols import CmisModule
     from eqtune.session.consent import TrafficDownNotice
     from eqtune.session.prior import PriorSession

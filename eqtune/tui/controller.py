@@ -4,7 +4,7 @@ The Textual app (``eqtune.tui.app``) is a thin view over this class: every step 
 session is one method here, so the flow is testable without a terminal and the TUI holds no
 state of its own beyond what it shows.
 
-Steps (issue 7): session -> devices -> link -> baseline -> tune -> verify -> save & push -> report.
+Steps: session -> devices -> link -> baseline -> tune -> verify -> save & push -> report.
 Device and input problems raise ``EqtuneError`` subclasses with a message saying what to do; the
 view shows the message and stays usable.
 

@@ -185,7 +185,7 @@ def tx_adaptive_lanes(module: Any, lanes: Sequence[int]) -> list[int]:
     try:
         on = fn()
     except Exception as exc:
-        # never journal a failed read as "adaptive off": a restore would then leave it off (issue 17)
+        # never journal a failed read as "adaptive off": a restore would then leave it off
         from eqtune.errors import ModuleError
 
         raise ModuleError(f"could not read the Tx input adaptive EQ state (page 11h byte 214): {exc}; "

@@ -156,7 +156,7 @@ class GPOptimizer(BaseOptimizer):
     ``corners`` (box corners in the initial design), ``transfer`` (live sessions: later lane groups
     start from the earlier groups' measurements as the prior mean, see ``set_prior``), ``screen`` /
     ``screen_design`` / ``screen_pool`` / ``screen_local_every`` (simulation: the engine's stage-A screen
-    as the prior mean, see ``set_screen``; ``screen=False`` is the optimizer before session 9). The
+    as the prior mean, see ``set_screen``; ``screen=False`` is the optimizer before the screen). The
     configuration before the diagonal directions is ``directions="axes",
     local_on_success=True, ls_prior=0``; the one before the trust region is ``directions="axes",
     trust_region=False, local_on_success=False, warp_y="none"`` with ``noise_max=1``.

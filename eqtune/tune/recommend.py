@@ -21,7 +21,7 @@ from the measurement itself, it is not a constant to be fitted:
   A zero count is evaluated at the counting floor ``2.996 / N`` (the 95 % bound the margin itself
   uses, ``eqtune.tune.live.ber_floor``).
 
-Why it matters (issue 20, IEEE tracy 10 in, where only 0.9 % of the codes open an eye): the GP fitted
+Why it matters (IEEE tracy 10 in, where only 0.9 % of the codes open an eye): the GP fitted
 ONE white-noise level to every observation. Closed eyes, the landscape's roughness and the counting
 noise all went into it, so its posterior mean smoothed the top codes towards their neighbours, and
 with more data the best posterior mean moved from the optimum to the runner-up 0.144 dB below it

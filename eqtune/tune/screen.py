@@ -17,8 +17,8 @@ approximations are available", Biometrika 87(1), 2000: y_high = rho y_low + delt
 ``GPOptimizer.set_screen`` also takes the initial design from the best screened codes and scores each
 step's acquisition on the best ``screen_pool`` of them (plus the best points' neighbours), so a narrow
 basin the screen sees (3 % of the codes on IEEE tracy 10 in, docs/tuning.md) is not left to chance.
-Those settings were chosen on the library channels (docs/tuning.md, "Session 9 figures", with its one
-disclosure).
+Those settings were chosen on the library channels (docs/tuning.md, "Figures with the stage-A screen",
+with its one disclosure).
 
 Measured evaluations are still counted in full (the screen is not a measurement); its wall time is
 reported with every run (``TuneResult.screen_s``).

@@ -1,4 +1,4 @@
-"""Pilot-driven tests of the on-site TUI against the emulated module (issues 7 and 19).
+"""Pilot-driven tests of the on-site TUI against the emulated module.
 
 Each test drives the screens with key presses only, as an FAE would at 80x24, and asserts the state
 behind them: journal records, codes in the emulated module, files written, what the screen says.
