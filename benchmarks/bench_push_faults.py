@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pushes", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True,
-                    help="also replay the faults against the pre-issue-18 restore")
+                    help="also replay the faults against the earlier restore (3 attempts, no backoff)")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
     out = {"new": run(a.pushes, a.seed, "new")}

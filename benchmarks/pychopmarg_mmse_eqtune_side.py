@@ -1,4 +1,4 @@
-"""eqtune side of the issue-16 PyChOpMarg MMSE comparison (docs/pychopmarg-comparison.md).
+"""eqtune side of the PyChOpMarg MMSE comparison, 802.3ck KR and C2C (docs/pychopmarg-comparison.md).
 
 eqtune COM at the EQ of each stored PyChOpMarg MMSE run (``pychopmarg_*_mmse_*.json``), on the same 50 MHz
 grid as PyChOpMarg, with the MM and the best phase, KR with and without floating DFE taps; the sigma_TX ratio
