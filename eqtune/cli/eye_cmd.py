@@ -14,8 +14,12 @@ from eqtune.serdes.knobs import (
     CTLE_GDC,
     CTLE_GDC2,
     DIRECTIONS,
+    KNOB_DEFS,
     MODULE_RX_OUT_KNOBS,
     RX_AMP,
+    RX_FFE_CODE_MAX,
+    RX_FFE_KNOBS,
+    RX_FFE_TAP_STEP,
     RX_POST,
     RX_PRE,
     TX_EQ,
@@ -59,6 +63,17 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
     return point
 
 
+def _rx_ffe_override_options(f):
+    """``--rx-ffe-pre1 CODE`` ...: the host receiver's Rx FFE overrides (registry names and options)."""
+    for name in reversed(RX_FFE_KNOBS):
+        d = KNOB_DEFS[name]
+        f = click.option(d.cli_option, name, type=int, default=None, metavar="CODE",
+                         help=f"With --rx-ffe, direction serdes: hold Rx FFE tap {d.label} at CODE x {RX_FFE_TAP_STEP:g} "
+                              f"of the cursor tap (-{RX_FFE_CODE_MAX}..{RX_FFE_CODE_MAX}); the other taps re-adapt "
+                              "(MMSE). Default: adapted.")(f)
+    return f
+
+
 @click.command("eye")
 @click.argument("channel")
 @click.option("--direction", type=click.Choice(_DIRECTIONS), default=None,
@@ -85,12 +100,13 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--host-interface", "host_interface", default=None, metavar="NAME",
               help="FEC figures: the host interface whose codeword interleave the lane carries (200GAUI-1, 400GAUI-2, "
                    "800GAUI-4, 1.6TAUI-8, ...); default 1.6TAUI-8 (4 codewords) at 200G/lane, 100GAUI-1 (none) below.")
+@_rx_ffe_override_options
 @channel_file_options
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
         samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool,
         sampling: str | None = None, file_lane: int | None = None, extrapolate: str = "none",
-        rx_ffe: str | None = None, host_interface: str | None = None) -> None:
+        rx_ffe: str | None = None, host_interface: str | None = None, **overrides: int | None) -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -128,6 +144,10 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
         raise InputError(f"{', '.join(ignored)} do(es) not act in direction {direction}: "
                          f"use {', '.join(eng.knob_names)} or another --direction")
     ffe_rx = _rx_ffe(rx_ffe, direction) if rx_ffe is not None else None
+    held: dict[str, float] = {str(n): float(v) for n, v in overrides.items() if n in RX_FFE_KNOBS and v is not None}
+    if held and ffe_rx is None:
+        raise InputError(f"{', '.join(KNOB_DEFS[n].cli_option for n in held)} override(s) a tap of the DSP receiver's "
+                         "Rx FFE: also give --rx-ffe TAPS,PRE (e.g. --rx-ffe 15,6)")
     res = eng.evaluate(point)
     d = res.to_dict()
     d["channel"] = ch.name
@@ -135,7 +155,7 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     if ffe_rx is not None:
         from eqtune.eye.ffe_eye import ffe_eye
 
-        fe = ffe_eye(eng, point, rx=ffe_rx)
+        fe = ffe_eye(eng, point, rx=ffe_rx, held=held)
         d["rx_ffe"] = fe.to_dict()
     extrapolated = cast("list[dict[str, Any]]", ch.meta.get("extrapolated") or [])
     d["extrapolated"] = cast("Any", extrapolated)
@@ -189,11 +209,15 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                + (f"; {interleave} codewords interleaved per lane, {iface}" if interleave > 1 or host_interface else "")
                + ")")
     if fe is not None:
-        click.echo(f"with an Rx FFE ({len(fe.ffe_taps)} taps, {fe.n_pre} pre, MMSE-adapted) + {len(fe.dfe_taps)}-tap "
+        how = ("MMSE-adapted" if not fe.held else
+               "held " + ", ".join(f"{n}={c:g}" for n, c in fe.held.items()) + ", the rest MMSE-adapted")
+        click.echo(f"with an Rx FFE ({len(fe.ffe_taps)} taps, {fe.n_pre} pre, {how}) + {len(fe.dfe_taps)}-tap "
                    f"DFE at the same TX/CTLE: eye height " + ", ".join(f"{h:.1f}" for h in fe.eye_height_mv)
                    + f" mV (min {fe.eye_height_min_mv:.1f} mV)   SER estimate {fe.ser_estimate:.2e}")
         click.echo("  FFE taps " + " ".join(f"{w:+.3f}" for w in fe.ffe_taps)
                    + "   DFE " + " ".join(f"{b:.3f}" for b in fe.dfe_taps))
+        click.echo("  Rx FFE override codes (held or nearest to the adapted tap, 1/64 of the cursor tap): "
+                   + " ".join(f"{n}={c:g}" for n, c in fe.knob_codes().items()))
     if fec_fe is not None:
         click.echo(f"  RS(544,514) with the Rx FFE: codeword error ratio {fec_fe.codeword_error_ratio:.2e}, frame loss "
                    f"ratio {fe_fec['frame_loss_ratio']:.2e} ({interleave} codewords per lane, {iface}): margin "
