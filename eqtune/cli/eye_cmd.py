@@ -9,7 +9,14 @@ from typing import Any, cast
 
 import click
 
-from eqtune.cli._common import FiniteFloat, channel_file_kwargs, channel_file_options, module_code_options
+from eqtune.cli._common import (
+    FiniteFloat,
+    channel_file_kwargs,
+    channel_file_options,
+    module_code_options,
+    parse_rx_ffe,
+    split_numbers,
+)
 from eqtune.serdes.knobs import (
     CTLE_GDC,
     CTLE_GDC2,
@@ -29,13 +36,7 @@ from eqtune.serdes.knobs import (
 _DIRECTIONS = DIRECTIONS
 
 
-def _floats(text: str, option: str) -> list[float]:
-    from eqtune.errors import InputError
-
-    try:
-        return [float(x) for x in text.split(",") if x.strip() != ""]
-    except ValueError:
-        raise InputError(f"{option} {text!r}: give comma-separated numbers, e.g. -0.1,0.8,-0.1") from None
+_floats = split_numbers
 
 
 def _tx_ffe_point(text: str) -> dict[str, float]:
@@ -143,7 +144,7 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     if ignored:
         raise InputError(f"{', '.join(ignored)} do(es) not act in direction {direction}: "
                          f"use {', '.join(eng.knob_names)} or another --direction")
-    ffe_rx = _rx_ffe(rx_ffe, direction) if rx_ffe is not None else None
+    ffe_rx = parse_rx_ffe(rx_ffe, direction) if rx_ffe is not None else None
     held: dict[str, float] = {str(n): float(v) for n, v in overrides.items() if n in RX_FFE_KNOBS and v is not None}
     if held and ffe_rx is None:
         raise InputError(f"{', '.join(KNOB_DEFS[n].cli_option for n in held)} override(s) a tap of the DSP receiver's "
@@ -231,20 +232,6 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                    f"({res.sample_phase_ui:+.3f} UI); columns span one UI:")
         for row in engine_text_eye(eng, res):
             click.echo("  " + row)
-
-
-def _rx_ffe(text: str, direction: str):
-    """``--rx-ffe TAPS,PRE`` -> the receiver (the DFE and tap limits: the 802.3dj KR reference's)."""
-    from eqtune.errors import InputError
-    from eqtune.eye.ffe_eye import RxFfe
-
-    if direction not in ("serdes", "module_rx"):
-        raise InputError(f"--rx-ffe models the receiver after a host TX: use --direction serdes or module_rx, "
-                         f"not {direction}")
-    v = _floats(text, "--rx-ffe")
-    if len(v) != 2 or any(x != int(x) for x in v):
-        raise InputError(f"--rx-ffe {text!r}: give TAPS,PRE as two integers, e.g. 15,6")
-    return RxFfe(n_taps=int(v[0]), n_pre=int(v[1]))
 
 
 def _plot(eng, res, path: str, title: str) -> None:
