@@ -154,3 +154,28 @@ def module_code_options(*, metavar: str | None = None, prefix: str = "",
         return f
 
     return decorate
+
+
+def split_numbers(text: str, option: str) -> list[float]:
+    """``"-0.1,0.8"`` -> [-0.1, 0.8]; one clear line naming ``option`` otherwise."""
+    from eqtune.errors import InputError
+
+    try:
+        return [float(x) for x in text.split(",") if x.strip() != ""]
+    except ValueError:
+        raise InputError(f"{option} {text!r}: give comma-separated numbers, e.g. -0.1,0.8,-0.1") from None
+
+
+def parse_rx_ffe(text: str, direction: str | None) -> Any:
+    """``--rx-ffe TAPS,PRE`` -> the DSP receiver ``eqtune.eye.ffe_eye.RxFfe`` (the DFE and tap limits: the
+    802.3dj KR reference's); ``direction`` None is the serdes one (``eqtune tune`` implies it)."""
+    from eqtune.errors import InputError
+    from eqtune.eye.ffe_eye import RxFfe
+
+    if direction not in (None, "serdes", "module_rx"):
+        raise InputError(f"--rx-ffe models the receiver after a host TX: use --direction serdes or module_rx, "
+                         f"not {direction}")
+    v = split_numbers(text, "--rx-ffe")
+    if len(v) != 2 or any(x != int(x) for x in v):
+        raise InputError(f"--rx-ffe {text!r}: give TAPS,PRE as two integers, e.g. 15,6")
+    return RxFfe(n_taps=int(v[0]), n_pre=int(v[1]))

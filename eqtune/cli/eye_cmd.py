@@ -9,13 +9,24 @@ from typing import Any, cast
 
 import click
 
-from eqtune.cli._common import FiniteFloat, channel_file_kwargs, channel_file_options, module_code_options
+from eqtune.cli._common import (
+    FiniteFloat,
+    channel_file_kwargs,
+    channel_file_options,
+    module_code_options,
+    parse_rx_ffe,
+    split_numbers,
+)
 from eqtune.serdes.knobs import (
     CTLE_GDC,
     CTLE_GDC2,
     DIRECTIONS,
+    KNOB_DEFS,
     MODULE_RX_OUT_KNOBS,
     RX_AMP,
+    RX_FFE_CODE_MAX,
+    RX_FFE_KNOBS,
+    RX_FFE_TAP_STEP,
     RX_POST,
     RX_PRE,
     TX_EQ,
@@ -25,13 +36,7 @@ from eqtune.serdes.knobs import (
 _DIRECTIONS = DIRECTIONS
 
 
-def _floats(text: str, option: str) -> list[float]:
-    from eqtune.errors import InputError
-
-    try:
-        return [float(x) for x in text.split(",") if x.strip() != ""]
-    except ValueError:
-        raise InputError(f"{option} {text!r}: give comma-separated numbers, e.g. -0.1,0.8,-0.1") from None
+_floats = split_numbers
 
 
 def _tx_ffe_point(text: str) -> dict[str, float]:
@@ -57,6 +62,17 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
         raise EqRangeError(f"--tx-ffe {text}: main tap {taps[main]:g} != 1 - sum|others| = {1 - others:g}: "
                            "give normalized taps (sum |c| = 1)")
     return point
+
+
+def _rx_ffe_override_options(f):
+    """``--rx-ffe-pre1 CODE`` ...: the host receiver's Rx FFE overrides (registry names and options)."""
+    for name in reversed(RX_FFE_KNOBS):
+        d = KNOB_DEFS[name]
+        f = click.option(d.cli_option, name, type=int, default=None, metavar="CODE",
+                         help=f"With --rx-ffe, direction serdes: hold Rx FFE tap {d.label} at CODE x {RX_FFE_TAP_STEP:g} "
+                              f"of the cursor tap (-{RX_FFE_CODE_MAX}..{RX_FFE_CODE_MAX}); the other taps re-adapt "
+                              "(MMSE). Default: adapted.")(f)
+    return f
 
 
 @click.command("eye")
@@ -85,12 +101,13 @@ def _tx_ffe_point(text: str) -> dict[str, float]:
 @click.option("--host-interface", "host_interface", default=None, metavar="NAME",
               help="FEC figures: the host interface whose codeword interleave the lane carries (200GAUI-1, 400GAUI-2, "
                    "800GAUI-4, 1.6TAUI-8, ...); default 1.6TAUI-8 (4 codewords) at 200G/lane, 100GAUI-1 (none) below.")
+@_rx_ffe_override_options
 @channel_file_options
 def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | None, ctle: str | None,
         rx_pre: int | None, rx_post: int | None, rx_amp: int | None, tx_eq: int | None, ber: float,
         samples_per_ui: int, as_json: bool, precoding: bool, plot: str | None, as_text: bool,
         sampling: str | None = None, file_lane: int | None = None, extrapolate: str = "none",
-        rx_ffe: str | None = None, host_interface: str | None = None) -> None:
+        rx_ffe: str | None = None, host_interface: str | None = None, **overrides: int | None) -> None:
     """Statistical eye of CHANNEL (library name or .s4p) at the given EQ (profile defaults otherwise)."""
     from eqtune.channel import load_channel
     from eqtune.errors import InputError
@@ -127,7 +144,11 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     if ignored:
         raise InputError(f"{', '.join(ignored)} do(es) not act in direction {direction}: "
                          f"use {', '.join(eng.knob_names)} or another --direction")
-    ffe_rx = _rx_ffe(rx_ffe, direction) if rx_ffe is not None else None
+    ffe_rx = parse_rx_ffe(rx_ffe, direction) if rx_ffe is not None else None
+    held: dict[str, float] = {str(n): float(v) for n, v in overrides.items() if n in RX_FFE_KNOBS and v is not None}
+    if held and ffe_rx is None:
+        raise InputError(f"{', '.join(KNOB_DEFS[n].cli_option for n in held)} override(s) a tap of the DSP receiver's "
+                         "Rx FFE: also give --rx-ffe TAPS,PRE (e.g. --rx-ffe 15,6)")
     res = eng.evaluate(point)
     d = res.to_dict()
     d["channel"] = ch.name
@@ -135,7 +156,7 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     if ffe_rx is not None:
         from eqtune.eye.ffe_eye import ffe_eye
 
-        fe = ffe_eye(eng, point, rx=ffe_rx)
+        fe = ffe_eye(eng, point, rx=ffe_rx, held=held)
         d["rx_ffe"] = fe.to_dict()
     extrapolated = cast("list[dict[str, Any]]", ch.meta.get("extrapolated") or [])
     d["extrapolated"] = cast("Any", extrapolated)
@@ -189,11 +210,15 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                + (f"; {interleave} codewords interleaved per lane, {iface}" if interleave > 1 or host_interface else "")
                + ")")
     if fe is not None:
-        click.echo(f"with an Rx FFE ({len(fe.ffe_taps)} taps, {fe.n_pre} pre, MMSE-adapted) + {len(fe.dfe_taps)}-tap "
+        how = ("MMSE-adapted" if not fe.held else
+               "held " + ", ".join(f"{n}={c:g}" for n, c in fe.held.items()) + ", the rest MMSE-adapted")
+        click.echo(f"with an Rx FFE ({len(fe.ffe_taps)} taps, {fe.n_pre} pre, {how}) + {len(fe.dfe_taps)}-tap "
                    f"DFE at the same TX/CTLE: eye height " + ", ".join(f"{h:.1f}" for h in fe.eye_height_mv)
                    + f" mV (min {fe.eye_height_min_mv:.1f} mV)   SER estimate {fe.ser_estimate:.2e}")
         click.echo("  FFE taps " + " ".join(f"{w:+.3f}" for w in fe.ffe_taps)
                    + "   DFE " + " ".join(f"{b:.3f}" for b in fe.dfe_taps))
+        click.echo("  Rx FFE override codes (held or nearest to the adapted tap, 1/64 of the cursor tap): "
+                   + " ".join(f"{n}={c:g}" for n, c in fe.knob_codes().items()))
     if fec_fe is not None:
         click.echo(f"  RS(544,514) with the Rx FFE: codeword error ratio {fec_fe.codeword_error_ratio:.2e}, frame loss "
                    f"ratio {fe_fec['frame_loss_ratio']:.2e} ({interleave} codewords per lane, {iface}): margin "
@@ -207,20 +232,6 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
                    f"({res.sample_phase_ui:+.3f} UI); columns span one UI:")
         for row in engine_text_eye(eng, res):
             click.echo("  " + row)
-
-
-def _rx_ffe(text: str, direction: str):
-    """``--rx-ffe TAPS,PRE`` -> the receiver (the DFE and tap limits: the 802.3dj KR reference's)."""
-    from eqtune.errors import InputError
-    from eqtune.eye.ffe_eye import RxFfe
-
-    if direction not in ("serdes", "module_rx"):
-        raise InputError(f"--rx-ffe models the receiver after a host TX: use --direction serdes or module_rx, "
-                         f"not {direction}")
-    v = _floats(text, "--rx-ffe")
-    if len(v) != 2 or any(x != int(x) for x in v):
-        raise InputError(f"--rx-ffe {text!r}: give TAPS,PRE as two integers, e.g. 15,6")
-    return RxFfe(n_taps=int(v[0]), n_pre=int(v[1]))
 
 
 def _plot(eng, res, path: str, title: str) -> None:

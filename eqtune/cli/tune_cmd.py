@@ -57,7 +57,8 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--sim", "mode", flag_value="sim", default=True, help="Tune in simulation (eye engine; default).")
 @click.option("--live", "mode", flag_value="live", help="Tune a real or emulated module (see --module).")
 @click.option("--knobs", default=None, metavar="K1,K2",
-              help="Knobs to tune: rx_pre,rx_post,rx_amp,tx_eq,tx_cm3..tx_c2,ctle_gdc,ctle_gdc2; aliases tx_ffe, ctle. "
+              help="Knobs to tune: rx_pre,rx_post,rx_amp,tx_eq,tx_cm3..tx_c2,ctle_gdc,ctle_gdc2, with --rx-ffe also "
+                   "rx_ffe_pre1,rx_ffe_post1,rx_ffe_post2; aliases tx_ffe, ctle, rx_ffe. "
                    "Default: the module Rx-output codes rx_pre,rx_post,rx_amp.")
 @click.option("--fix", "fix", default=None, metavar="K=V,...", help="Fix other knobs at these values.")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
@@ -96,6 +97,10 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--save-profile", default=None, metavar="FILE", help="Write the tuned codes as a profile / JSON file.")
 @click.option("--plot", default=None, metavar="FILE.png", help="Convergence curve and tuned eye.")
 @click.option("--text-eye", is_flag=True, help="[sim] Draw the tuned statistical eye in the terminal (ASCII).")
+@click.option("--rx-ffe", "rx_ffe", default=None, metavar="TAPS,PRE",
+              help="[sim] Tune the eye of a DSP host receiver: CTLE, MMSE-adapted Rx FFE of TAPS taps (PRE before the "
+                   "cursor), 1-tap DFE, e.g. 15,6; direction serdes. Its tap overrides rx_ffe_pre1, rx_ffe_post1, "
+                   "rx_ffe_post2 (codes -32..32, 1/64 of the cursor tap) may then be in --knobs or --fix.")
 # live tuning (eqtune.cli.live_cmd: these options -> LiveConfig -> the journaled live tuner)
 @click.option("--module", default=None, metavar="RESOURCE", help="[live] Module: i2c:1@0x50, optoe:..., emu:CHANNEL.")
 @click.option("--lane", "lane", multiple=True, metavar="N",
@@ -136,7 +141,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
          sessions: str | None, site: str | None, customer: str | None, link: str | None,
          operator: str | None, verify_dwell: float | None, metric: str | None, target_ber: float | None,
          settle: float | None, prior_session: str | None, fixed_dwell: bool, screen_dwell: float | None,
-         allow_traffic_down: bool, extrapolate: str = "none") -> None:
+         allow_traffic_down: bool, extrapolate: str = "none", rx_ffe: str | None = None) -> None:
     """Tune the equalization codes of CHANNEL for the largest eye margin.
 
     \b
@@ -149,6 +154,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
     from eqtune.errors import TuneError
 
     if mode == "live":
+        if rx_ffe is not None:
+            raise TuneError("--rx-ffe applies to --sim (a live tune writes the codes the module's driver exposes)")
         optimizer = optimizer or "gp"
         if text_eye:
             raise TuneError("--text-eye applies to --sim (a live tune's eye is the model's: see the session report)")
@@ -188,7 +195,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
              optimizer_option=_split(optimizer_option), start=start, warm=warm, time_budget=time_budget,
              target_margin=target_margin, patience=patience, remeasure=remeasure, as_json=as_json,
              save_profile=save_profile, plot=plot, text_eye=text_eye,
-             channel_options=channel_file_kwargs(parse_file_lane(lane), extrapolate))
+             channel_options=channel_file_kwargs(parse_file_lane(lane), extrapolate), rx_ffe=rx_ffe)
 
 
 def _refuse_sim_only_options(*, direction: str | None, module_ber: bool, instrument: str | None, fix: str | None,
@@ -219,7 +226,7 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
              optimizer_option: list[str] | None = None,
              time_budget: float | None, target_margin: float | None, patience: int | None, remeasure: int,
              as_json: bool, save_profile: str | None, plot: str | None, text_eye: bool = False,
-             channel_options: dict[str, Any] | None = None) -> None:
+             channel_options: dict[str, Any] | None = None, rx_ffe: str | None = None) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -230,9 +237,19 @@ def _run_sim(*, channel: str, knobs: str | None, fix: str | None, budget: int, o
     opt_options = parse_optimizer_options(optimizer or "gp", optimizer_option or [])
     if seed is None:
         seed = new_seed()
+    receiver = None
+    if rx_ffe is not None:
+        from eqtune.cli._common import parse_rx_ffe
+        from eqtune.errors import TuneError
+
+        given = [o for o, v in (("--plot", plot), ("--text-eye", text_eye)) if v]
+        if given:
+            raise TuneError(f"{', '.join(given)} draw(s) the CTLE + DFE eye, not the --rx-ffe receiver's: drop "
+                            f"{' and '.join(given)}, or see the tuned point with eqtune eye ... --rx-ffe")
+        receiver = parse_rx_ffe(rx_ffe, direction)
     src = SimulationSource(channel, knobs, objective=objective, corners=corners, ber=ber,
                            fixed=_assignments(fix, "--fix"), profile=serdes_profile, direction=direction,
-                           channel_options=channel_options)
+                           channel_options=channel_options, rx_ffe=receiver)
     start_pt = None
     if start:
         start_pt = src.default_point()

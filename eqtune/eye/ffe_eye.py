@@ -24,6 +24,13 @@ minimum mean-squared error, the receiver's own adaptation:
    variance of a linear combination of the correlated samples, Wiener-Khinchin) plus the random jitter
    sigma_X^2 sigma_RJ^2 sum h_J(n)^2 (93A-31).
 
+Rx FFE overrides (``held``: knob ``rx_ffe_pre1`` / ``rx_ffe_post1`` / ``rx_ffe_post2`` -> code, the host SerDes
+receiver's registers, ``eqtune.serdes.knobs``): each held tap is fixed at code x 1/64 of the cursor tap and
+the other taps and the DFE are re-solved by MMSE around it (``eqtune.eye.mmse.fixed_tap_basis``, the
+constrained form of 178A-33..36), at every sampling phase. Without ``held`` the receiver is its own MMSE
+adaptation (the same code path as before the overrides existed). The module_rx direction (a module's own
+DSP receiver) keeps its own adaptation: overrides are refused there.
+
 What is not modelled: the floating FFE tap groups of the dj sheets, ADC quantization (``dj_noise`` has
 the step; it is not applied here), MLSE, crosstalk (the bit-by-bit check has no aggressor sources, so the
 eye is computed on the thru only; the engine's crosstalk still enters the CTLE+DFE reference eye), and
@@ -42,11 +49,23 @@ import numpy as np
 from eqtune.arrays import FloatArray
 from eqtune.errors import InputError
 from eqtune.eye.dj_noise import jitter_slope_v_per_ui, noise_autocorrelation
-from eqtune.eye.mmse import mmse_rx_ffe, ui_samples
+from eqtune.eye.mmse import fixed_tap_basis, mmse_rx_ffe, ui_samples
 from eqtune.eye.stateye import eye_heights_at_ber, symbol_error_ratio
 from eqtune.jsonutil import JsonValue, to_json_dict
 from eqtune.serdes import filters
-from eqtune.serdes.knobs import CTLE_GDC, CTLE_GDC2, TX_EQ, TX_FFE_KNOBS
+from eqtune.serdes.knobs import (
+    CTLE_GDC,
+    CTLE_GDC2,
+    KNOB_DEFS,
+    RX_FFE_CODE_MAX,
+    RX_FFE_KNOBS,
+    RX_FFE_TAP_OFFSETS,
+    RX_FFE_TAP_STEP,
+    SERDES,
+    TX_EQ,
+    TX_FFE_KNOBS,
+    Knob,
+)
 
 if TYPE_CHECKING:  # the engine is not imported at run time (this module is imported by it lazily)
     from eqtune.eye.engine import EyeEngine
@@ -115,7 +134,8 @@ class FfeEye:
     reference_eye_height_min_mv: float
     ffe_limited: bool
     dfe_limited: bool
-    equalized_pulse_v: FloatArray = field(repr=False)
+    held: dict[str, float] = field(default_factory=dict)  # Rx FFE override knob -> code (empty: all adapted)
+    equalized_pulse_v: FloatArray = field(repr=False, default_factory=lambda: np.zeros(0))
     samples_per_ui: int = field(repr=False, default=32)
     cursor_index: int = field(repr=False, default=0)
 
@@ -125,7 +145,57 @@ class FfeEye:
                 "dfe_taps": self.dfe_taps, "noise_sigma_mv": self.noise_sigma_mv, "fom_db": self.fom_db,
                 "ber_target": self.ber_target, "ber_estimate": self.ser_estimate, "eq": self.eq,
                 "reference_eye_height_min_mv": self.reference_eye_height_min_mv,
-                "ffe_limited": self.ffe_limited, "dfe_limited": self.dfe_limited})
+                "ffe_limited": self.ffe_limited, "dfe_limited": self.dfe_limited,
+                "ffe_taps_per_cursor_tap": self.taps_per_cursor_tap(), "rx_ffe_knobs": self.knob_codes(),
+                "rx_ffe_held": sorted(self.held)})
+
+    def taps_per_cursor_tap(self) -> list[float]:
+        """The FFE taps relative to the cursor tap (cursor tap 1), the units of the override knobs."""
+        c = self.ffe_taps[self.n_pre]
+        return [w / c for w in self.ffe_taps]
+
+    def knob_codes(self) -> dict[str, float]:
+        """Each Rx FFE override knob's code: the held value, or the adapted tap as the nearest code
+        (the code that would reproduce the receiver's own adaptation within one step). Offsets outside
+        this FFE are left out."""
+        rel = self.taps_per_cursor_tap()
+        out: dict[str, float] = {}
+        for name in RX_FFE_KNOBS:
+            i = self.n_pre + RX_FFE_TAP_OFFSETS[name]
+            if name in self.held:
+                out[name] = self.held[name]
+            elif 0 <= i < len(rel):
+                out[name] = float(np.clip(np.round(rel[i] / RX_FFE_TAP_STEP), -RX_FFE_CODE_MAX, RX_FFE_CODE_MAX))
+        return out
+
+
+def rx_ffe_knob(name: str) -> Knob:
+    """The allowed codes of an Rx FFE override knob (``eqtune.serdes.knobs``: -32..32, 1/64 of the cursor tap)."""
+    d = KNOB_DEFS[name]
+    return Knob(name, tuple(float(c) for c in range(-RX_FFE_CODE_MAX, RX_FFE_CODE_MAX + 1)), 0.0, d.unit,
+                f"{d.description} ({RX_FFE_TAP_STEP:g} of the cursor tap per code)")
+
+
+def held_taps(held: Mapping[str, float], rx: RxFfe, direction: str) -> dict[int, float]:
+    """Override knob -> code as the ``fixed_tap_basis`` map (tap offset -> value relative to the cursor
+    tap); one clear line for a knob that is not an override, a code off the grid, a tap this FFE lacks, or
+    the module's own receiver."""
+    if not held:
+        return {}
+    if direction != SERDES:
+        raise InputError(f"Rx FFE overrides ({', '.join(held)}) act on the host SerDes receiver: use --direction "
+                         f"serdes (the {direction} receiver adapts its own taps)")
+    out: dict[int, float] = {}
+    for name, code in held.items():
+        if name not in RX_FFE_KNOBS:
+            raise InputError(f"{name} is not an Rx FFE override: use {', '.join(RX_FFE_KNOBS)}")
+        c = rx_ffe_knob(name).check(float(code))
+        k = RX_FFE_TAP_OFFSETS[name]
+        if not -rx.n_pre <= k < rx.n_taps - rx.n_pre:
+            raise InputError(f"{name} sets tap w({k:+d}), which a {rx.n_taps}-tap Rx FFE with {rx.n_pre} pre-cursor "
+                             "taps does not have: give more taps with --rx-ffe")
+        out[k] = c * RX_FFE_TAP_STEP
+    return out
 
 
 def apply_ffe(pulse_v: FloatArray, taps: FloatArray, n_pre: int, samples_per_ui: int) -> FloatArray:
@@ -163,12 +233,18 @@ def rx_filter(engine: EyeEngine, freqs_hz: FloatArray, eq: Mapping[str, float]) 
 
 
 def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: RxFfe | None = None,
-            ber: float | None = None) -> FfeEye:
-    """The statistical eye of ``point`` with the MMSE Rx FFE receiver ``rx`` (module docstring)."""
+            ber: float | None = None, held: Mapping[str, float] | None = None) -> FfeEye:
+    """The statistical eye of ``point`` with the MMSE Rx FFE receiver ``rx`` (module docstring).
+
+    ``held``: Rx FFE override knob -> code (``rx_ffe_pre1`` ..., serdes direction only); those taps are
+    fixed, the others re-solved by MMSE. None / empty: the receiver's own MMSE adaptation."""
     if engine.direction not in ("serdes", "module_rx"):
         raise InputError(f"the Rx FFE eye models the receiver at the end of a host TX: use direction 'serdes' or "
                          f"'module_rx', not {engine.direction!r}")
     rx = rx or RxFfe()
+    held = {str(k): float(v) for k, v in (held or {}).items()}
+    fixed = held_taps(held, rx, engine.direction)
+    basis = fixed_tap_basis(rx.n_taps, rx.n_pre, fixed) if fixed else None
     ber = engine.ber if ber is None else float(ber)
     ref = engine.evaluate(point, ber=ber)
     eq = {k: float(v) for k, v in ref.eq.items() if k in TX_FFE_KNOBS or k in (CTLE_GDC, CTLE_GDC2, TX_EQ)}
@@ -195,7 +271,7 @@ def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: 
     w_lo, w_hi = rx.limits()
     sol = mmse_rx_ffe(h, rn, cursor=n_before, n_taps=rx.n_taps, n_pre=rx.n_pre, n_dfe=rx.n_dfe, var_x=var_x,
                       b_min=np.asarray(rx.b_min), b_max=np.asarray(rx.b_max), w_min=w_lo, w_max=w_hi,
-                      rlm=float(nz.rlm), levels=len(engine.levels))
+                      rlm=float(nz.rlm), levels=len(engine.levels), basis=basis)
     best = int(np.argmax(sol.fom_db))
     k = int(cands[best])
     g = float(p[k])
@@ -228,4 +304,4 @@ def ffe_eye(engine: EyeEngine, point: Mapping[str, float] | None = None, *, rx: 
                   eq={**eq, **{k2: v for k2, v in ref.eq.items() if k2 == "tx_c0"}},
                   reference_eye_height_min_mv=float(ref.eye_height_min_mv),
                   ffe_limited=bool(sol.ffe_limited[best]), dfe_limited=bool(sol.dfe_limited[best]),
-                  equalized_pulse_v=q, samples_per_ui=m, cursor_index=k)
+                  held={n: held[n] for n in RX_FFE_KNOBS if n in held}, equalized_pulse_v=q, samples_per_ui=m, cursor_index=k)

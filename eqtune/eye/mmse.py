@@ -46,6 +46,20 @@ procedure, one pass):  w = R^-1 (g + mu h0), g = h0 + Hb' b_lim, mu = (1 - h0' R
 Then the FFE taps are clipped relative to the cursor tap (178A-26), the cursor renormalized to 1, the DFE
 taps recomputed and clamped, and the MSE evaluated with the general formula above.
 
+Taps held at given values (a receiver whose taps an engineer overrides, ``fixed_tap_basis``): each held tap
+is a fixed ratio to the cursor tap, w[c+k] = v_k w[c] (c = n_pre). Derivation (the constrained form of the
+above; [HH24] and 178A-33..36 give only the unconstrained one): these constraints are linear and
+homogeneous, so the admissible taps are exactly w = N z, with z the free taps (every tap but the held
+ones) and N the n_taps x n_free matrix that copies each free tap and writes v_k times the cursor tap into
+each held one. Substituting w = N z leaves a quadratic form of the same shape in z,
+
+    MSE / var_x = z' (N' Q N) z   subject to   (N' h0)' z = 1,
+
+so the same Lagrange solution applies with Q -> N' Q N and h0 -> N' h0 (and, with the DFE clamped,
+R -> N' R N, g -> N' g), and w = N z. Consequences the tests check: the held-tap MSE is never below the
+unconstrained one (a minimum over a subset), and holding each tap at the unconstrained optimum's own ratio
+reproduces that optimum (it lies in the subset; Q is positive definite, so the minimum is unique).
+
 Everything is vectorized over leading batch axes of ``h`` (sampling phases, CTLE settings): one call solves
 all of them with stacked ``numpy.linalg.solve``.
 """
@@ -158,15 +172,36 @@ def clip_ffe_to_cursor(w: FloatArray, n_pre: int, w_min: FloatArray, w_max: Floa
     return out
 
 
+def fixed_tap_basis(n_taps: int, n_pre: int, fixed: dict[int, float]) -> FloatArray:
+    """N (n_taps, n_taps - len(fixed)) with w = N z holding w[n_pre + k] = v_k w[n_pre] for each ``fixed``
+    offset k -> v_k (UI from the cursor tap, value relative to the cursor tap; module docstring). The free
+    taps z are the others, in tap order."""
+    bad = [k for k in fixed if k == 0 or not -n_pre <= k < n_taps - n_pre]
+    if bad:
+        raise MmseInputError(f"held Rx FFE tap offset(s) {bad}: the {n_taps}-tap FFE with {n_pre} pre-cursor taps "
+                             f"has offsets {-n_pre}..{n_taps - n_pre - 1} besides the cursor tap (0)")
+    if not all(np.isfinite(v) for v in fixed.values()):
+        raise MmseInputError("held Rx FFE tap values must be finite")
+    held = {n_pre + k: float(v) for k, v in fixed.items()}
+    free = [i for i in range(n_taps) if i not in held]
+    basis = np.zeros((n_taps, len(free)))
+    basis[free, np.arange(len(free))] = 1.0
+    c = free.index(n_pre)
+    for i, v in held.items():
+        basis[i, c] = v
+    return basis
+
+
 def mmse_rx_ffe(h: FloatArray, rn: FloatArray, *, cursor: int, n_taps: int, n_pre: int, n_dfe: int,
                 var_x: float, b_min: FloatArray, b_max: FloatArray,
                 w_min: FloatArray | None = None, w_max: FloatArray | None = None,
-                rlm: float = 1.0, levels: int = 4) -> MmseSolution:
+                rlm: float = 1.0, levels: int = 4, basis: FloatArray | None = None) -> MmseSolution:
     """The [HH24] / 178A MMSE FFE + DFE for UI-sampled pulse responses ``h`` (..., N) (module docstring).
 
     ``rn``: noise autocorrelation (n_lags,) or (..., n_lags) matching the batch axes of ``h``, V^2.
     ``w_min``/``w_max``: FFE tap limits relative to the cursor tap (178A-26); None = no FFE limit.
-    ``rlm``, ``levels``: only for ``fom_db``.
+    ``rlm``, ``levels``: only for ``fom_db``. ``basis``: :func:`fixed_tap_basis` for held taps; None = every
+    tap adapted (the unconstrained solution, unchanged).
     """
     h = np.asarray(h, dtype=float)
     rn = np.asarray(rn, dtype=float)
@@ -185,7 +220,7 @@ def mmse_rx_ffe(h: FloatArray, rn: FloatArray, *, cursor: int, n_taps: int, n_pr
     lag = np.abs(np.arange(n_taps)[:, None] - np.arange(n_taps)[None, :])
     r_full = np.swapaxes(big_h, -1, -2) @ big_h + rn[..., :n_taps][..., lag] / var_x   # H'H + toeplitz(rn)/var_x
     sol = mmse_solve(r_full, h0, hb, n_pre=n_pre, var_x=var_x, b_min=b_min, b_max=b_max, w_min=w_min_a,
-                     w_max=w_max_a, rlm=rlm, levels=levels)
+                     w_max=w_max_a, rlm=rlm, levels=levels, basis=basis)
     y = (big_h @ sol.ffe[..., None])[..., 0]
     isi = y.copy()
     isi[..., d] -= 1.0
@@ -208,10 +243,12 @@ def toeplitz_gram(r_hh: FloatArray, rn: FloatArray, var_x: float) -> FloatArray:
 
 def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int, var_x: float,
                b_min: FloatArray, b_max: FloatArray, w_min: FloatArray | None = None,
-               w_max: FloatArray | None = None, rlm: float = 1.0, levels: int = 4) -> MmseSolution:
+               w_max: FloatArray | None = None, rlm: float = 1.0, levels: int = 4,
+               basis: FloatArray | None = None) -> MmseSolution:
     """The constrained MMSE FFE + DFE (module docstring) from R = H'H + Rnn/var_x (..., n, n), the cursor
     row ``h0`` (..., n) and the DFE rows ``hb`` (..., n_dfe, n) of H: 178A-33..36. ``isi`` is left empty
-    (:func:`mmse_rx_ffe` fills it from the pulse)."""
+    (:func:`mmse_rx_ffe` fills it from the pulse). ``basis``: N of :func:`fixed_tap_basis` (held taps,
+    w = N z); None = every tap free."""
     r_full = np.asarray(r_full, dtype=float)
     h0 = np.asarray(h0, dtype=float)
     hb = np.asarray(hb, dtype=float)
@@ -220,8 +257,13 @@ def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int
     q = r_full - h0[..., :, None] * h0[..., None, :] - np.einsum("...ri,...rj->...ij", hb, hb)
 
     # Unconstrained DFE: w = Q^-1 h0 / (h0' Q^-1 h0); b = Hb w.
-    qinv_h0 = np.linalg.solve(q, h0[..., None])[..., 0]
-    w = qinv_h0 / np.sum(h0 * qinv_h0, axis=-1, keepdims=True)
+    if basis is None:
+        qinv_h0 = np.linalg.solve(q, h0[..., None])[..., 0]
+        w = qinv_h0 / np.sum(h0 * qinv_h0, axis=-1, keepdims=True)
+    else:  # held taps: the same form in z, Q -> N'QN, h0 -> N'h0, then w = N z (module docstring)
+        h0z = h0 @ basis
+        qz_h0 = np.linalg.solve(basis.T @ q @ basis, h0z[..., None])[..., 0]
+        w = (qz_h0 / np.sum(h0z * qz_h0, axis=-1, keepdims=True)) @ basis.T
     b = np.einsum("...ri,...i->...r", hb, w)
     b_lim = np.clip(b, b_min, b_max)
     dfe_limited = np.any(b_lim != b, axis=-1)
@@ -234,11 +276,14 @@ def mmse_solve(r_full: FloatArray, h0: FloatArray, hb: FloatArray, *, n_pre: int
         h0c = h0.reshape(-1, n_taps)[sel]
         hbc = hb.reshape(-1, n_dfe, n_taps)[sel]
         g = h0c + np.einsum("bri,br->bi", hbc, b_lim.reshape(-1, n_dfe)[sel])
-        rinv = np.linalg.solve(r_full.reshape(-1, n_taps, n_taps)[sel], np.stack([g, h0c], axis=-1))
+        r_sel = r_full.reshape(-1, n_taps, n_taps)[sel]
+        if basis is not None:  # held taps: R -> N'RN, g -> N'g, h0 -> N'h0 (module docstring)
+            r_sel, g, h0c = basis.T @ r_sel @ basis, g @ basis, h0c @ basis
+        rinv = np.linalg.solve(r_sel, np.stack([g, h0c], axis=-1))
         rinv_g, rinv_h0 = rinv[..., 0], rinv[..., 1]
         mu = (1.0 - np.sum(h0c * rinv_g, -1, keepdims=True)) / np.sum(h0c * rinv_h0, -1, keepdims=True)
         w_all = w.reshape(-1, n_taps).copy()
-        w_all[sel] = rinv_g + mu * rinv_h0
+        w_all[sel] = rinv_g + mu * rinv_h0 if basis is None else (rinv_g + mu * rinv_h0) @ basis.T
         w = w_all.reshape(w.shape)
     ffe_limited = np.zeros(dfe_limited.shape, dtype=bool)
     if w_min is not None or w_max is not None:

@@ -18,6 +18,12 @@ Host SerDes (from the SerDes profile):
     ``tx_c1``, ``tx_c2``                 TX FFE post-cursor taps c(1), c(2)
         (main tap c(0) = 1 - sum|others|, IEEE 802.3 93A.1.6 normalization)
     ``ctle_gdc``, ``ctle_gdc2``          RX CTLE DC gains (dB), 802.3ck 120F form
+Host SerDes receiver Rx FFE overrides (only with a DSP receiver model, ``--rx-ffe TAPS,PRE``):
+    ``rx_ffe_pre1``, ``rx_ffe_post1``, ``rx_ffe_post2``  Rx FFE taps w(-1), w(+1), w(+2) as signed
+        integer codes -32..32: tap = code x ``RX_FFE_TAP_STEP`` (1/64) relative to the cursor tap w(0) = 1,
+        so -0.5..+0.5. Sign as the taps of ``eqtune.eye.ffe_eye``: q(t) = sum_k w(k) p(t - k T), so a
+        negative w(-1) cancels a positive pre-cursor. A tap left unset is the receiver's own MMSE adaptation; a set tap is held and the
+        others are re-solved by MMSE around it (``eqtune.eye.mmse``, constrained form).
 
 Link directions (docs/ARCHITECTURE.md, "Link directions"): ``host_rx`` is the module's Rx output
 driving the host receiver (knobs rx_pre/rx_post/rx_amp, plus the host CTLE); ``module_rx`` is the
@@ -47,11 +53,11 @@ EqPoint = dict[str, float]
 
 #: every knob name
 KnobName = Literal["rx_pre", "rx_post", "rx_amp", "tx_eq", "tx_cm3", "tx_cm2", "tx_cm1", "tx_c1", "tx_c2",
-                   "ctle_gdc", "ctle_gdc2"]
+                   "ctle_gdc", "ctle_gdc2", "rx_ffe_pre1", "rx_ffe_post1", "rx_ffe_post2"]
 #: a link direction (see the module docstring)
 Direction = Literal["host_rx", "module_rx", "serdes"]
 #: a knob group
-KnobGroup = Literal["module", "tx_ffe", "ctle"]
+KnobGroup = Literal["module", "tx_ffe", "ctle", "rx_ffe"]
 #: a knob's unit: integer CMIS code, linear FFE tap weight, or dB
 KnobUnit = Literal["code", "linear", "dB"]
 #: a margin metric / tuning objective key (``METRIC_DEFS``)
@@ -68,6 +74,9 @@ TX_C1: Final = "tx_c1"
 TX_C2: Final = "tx_c2"
 CTLE_GDC: Final = "ctle_gdc"
 CTLE_GDC2: Final = "ctle_gdc2"
+RX_FFE_PRE1: Final = "rx_ffe_pre1"
+RX_FFE_POST1: Final = "rx_ffe_post1"
+RX_FFE_POST2: Final = "rx_ffe_post2"
 
 # link directions
 HOST_RX: Final = "host_rx"
@@ -79,6 +88,14 @@ DIRECTIONS: tuple[Direction, ...] = (HOST_RX, MODULE_RX, SERDES)
 GROUP_MODULE: Final = "module"  # CMIS codes of the module (page 10h)
 GROUP_TX_FFE: Final = "tx_ffe"  # host SerDes TX FFE taps
 GROUP_CTLE: Final = "ctle"  # host SerDes RX CTLE DC gains
+GROUP_RX_FFE: Final = "rx_ffe"  # host SerDes Rx FFE tap overrides (DSP receiver)
+
+#: Rx FFE override codes: tap = code x RX_FFE_TAP_STEP relative to the cursor tap (w(0) = 1), codes
+#: -RX_FFE_CODE_MAX..RX_FFE_CODE_MAX, i.e. 1/64 steps within +-0.5 (an assumed 7-bit signed override field:
+#: SerDes vendors' register maps are not public; the IEEE 802.3dj reference receiver limits its taps to
+#: +-0.7, P802.3dj D3.3 Table 178-15, so the range lies inside the modelled receiver's limits)
+RX_FFE_TAP_STEP = 1.0 / 64.0
+RX_FFE_CODE_MAX = 32
 
 
 def is_direction(name: object) -> TypeGuard[Direction]:
@@ -98,12 +115,15 @@ class KnobDef:
     Parameters
     ----------
     name : the knob name in an ``EqPoint``, journals and profiles.
-    group : ``module`` (CMIS code), ``tx_ffe`` (host TX FFE tap) or ``ctle`` (host RX CTLE gain).
-    direction : the link direction it acts in (``host_rx`` or ``module_rx``; see the module docstring).
+    group : ``module`` (CMIS code), ``tx_ffe`` (host TX FFE tap), ``ctle`` (host RX CTLE gain) or
+        ``rx_ffe`` (host Rx FFE tap override).
+    direction : the link direction it acts in (``host_rx`` or ``module_rx``; ``serdes`` for the host
+        receiver's Rx FFE overrides, modelled only on a host TX -> host receiver link).
     unit : ``code`` (integer CMIS code), ``linear`` (FFE tap weight) or ``dB``.
     label : short display label (tables, plots).
     description : one line of meaning.
     tap : FFE tap offset c(k) for ``tx_ffe`` knobs (UI from the main cursor), else None.
+    rx_tap : Rx FFE tap offset w(k) for ``rx_ffe`` knobs (UI from the cursor tap), else None.
     """
 
     name: KnobName
@@ -113,6 +133,7 @@ class KnobDef:
     label: str
     description: str
     tap: int | None = None
+    rx_tap: int | None = None
 
     @property
     def cli_option(self) -> str:
@@ -132,9 +153,12 @@ KNOB_DEFS: dict[str, KnobDef] = {d.name: d for d in (
     KnobDef(TX_C2, GROUP_TX_FFE, MODULE_RX, "linear", "c(2)", "host TX FFE tap c(2)", 2),
     KnobDef(CTLE_GDC, GROUP_CTLE, HOST_RX, "dB", "g_DC", "host RX CTLE g_DC"),
     KnobDef(CTLE_GDC2, GROUP_CTLE, HOST_RX, "dB", "g_DC2", "host RX CTLE g_DC2"),
+    KnobDef(RX_FFE_PRE1, GROUP_RX_FFE, SERDES, "code", "w(-1)", "host Rx FFE tap w(-1) override code", rx_tap=-1),
+    KnobDef(RX_FFE_POST1, GROUP_RX_FFE, SERDES, "code", "w(+1)", "host Rx FFE tap w(+1) override code", rx_tap=1),
+    KnobDef(RX_FFE_POST2, GROUP_RX_FFE, SERDES, "code", "w(+2)", "host Rx FFE tap w(+2) override code", rx_tap=2),
 )}
 
-#: every knob, in the canonical order (module codes, TX FFE taps c(-3)..c(2), CTLE)
+#: every knob, in the canonical order (module codes, TX FFE taps c(-3)..c(2), CTLE, Rx FFE overrides)
 KNOB_NAMES: tuple[KnobName, ...] = tuple(d.name for d in KNOB_DEFS.values())
 
 
@@ -149,6 +173,10 @@ MODULE_KNOBS = knobs_in_group(GROUP_MODULE)
 TX_FFE_KNOBS = knobs_in_group(GROUP_TX_FFE)
 #: host RX CTLE DC gains
 CTLE_KNOBS = knobs_in_group(GROUP_CTLE)
+#: host Rx FFE tap overrides w(-1), w(+1), w(+2) (need a DSP receiver model: ``--rx-ffe``)
+RX_FFE_KNOBS = knobs_in_group(GROUP_RX_FFE)
+#: Rx FFE override name -> tap offset (UI from the cursor tap)
+RX_FFE_TAP_OFFSETS: dict[str, int] = {n: int(KNOB_DEFS[n].rx_tap or 0) for n in RX_FFE_KNOBS}
 #: the module's Rx output codes (the transmitter of the host_rx direction)
 MODULE_RX_OUT_KNOBS = tuple(n for n in MODULE_KNOBS if KNOB_DEFS[n].direction == HOST_RX)
 #: the module's Tx input code(s) (the receiver of the module_rx direction)
@@ -162,13 +190,15 @@ KNOB_DIRECTION: dict[str, Direction] = {n: d.direction for n, d in KNOB_DEFS.ite
 KNOB_ALIASES: dict[str, tuple[KnobName, ...]] = {
     GROUP_TX_FFE: TX_FFE_KNOBS,
     GROUP_CTLE: CTLE_KNOBS,
+    GROUP_RX_FFE: RX_FFE_KNOBS,
     GROUP_MODULE: MODULE_KNOBS,
     "module_rx_out": MODULE_RX_OUT_KNOBS,
 }
 
 
 def knobs_in_direction(direction: Direction) -> tuple[KnobName, ...]:
-    """Every knob that can act in a link direction (``serdes``: the host TX FFE and CTLE)."""
+    """Every knob the eye engine models in a link direction (``serdes``: the host TX FFE and CTLE; the Rx
+    FFE overrides ``RX_FFE_KNOBS`` act only on the DSP receiver model, ``eqtune.eye.ffe_eye``)."""
     if direction == SERDES:
         return TX_FFE_KNOBS + CTLE_KNOBS
     return tuple(d.name for d in KNOB_DEFS.values() if d.direction == direction)

@@ -25,6 +25,8 @@ from eqtune.serdes.knobs import (
     KNOB_DIRECTION,
     KNOB_NAMES,
     METRIC_DEFS,
+    RX_FFE_KNOBS,
+    SERDES,
     SIM_OBJECTIVES,
     Constraint,
     EqPoint,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # the channel and eye rooms are imported lazily (eqtune --hel
 
     from eqtune.channel.model import Channel
     from eqtune.eye.engine import EyeEngine
+    from eqtune.eye.ffe_eye import FfeEye, RxFfe
     from eqtune.eye.result import EyeResult
     from eqtune.serdes.profile import SerdesProfile
 
@@ -296,13 +299,18 @@ class SimulationSource:
     over corners (robust tuning), every corner's value is in ``metrics``. ``direction``: the eye
     engine's link direction; by default from the knobs (module Rx-output knobs -> ``host_rx``, TX FFE /
     ``tx_eq`` -> ``module_rx``); knobs of both directions give the worse of the two links.
+    ``rx_ffe``: tune on the eye of the DSP receiver (CTLE -> MMSE Rx FFE -> DFE, ``eqtune.eye.ffe_eye``)
+    instead of the engine's CTLE + DFE receiver, in the serdes direction; the Rx FFE override knobs
+    (``rx_ffe_pre1`` ...) may then be tuned or fixed (their default: the code nearest the receiver's own
+    adaptation at the start point), the objective is the eye height, and every measurement's metrics carry
+    the full Rx FFE / DFE tap vectors.
     """
 
     def __init__(self, channel: ChannelSpec, knobs: Sequence[str] | str | None = None, *,
                  objective: str | Mapping[str, float] = "eye_height", corners: Sequence[str] | str | None = None,
                  ber: float = 1e-6, fixed: Mapping[str, float] | None = None,
                  profile: str | SerdesProfile | None = None, direction: str | None = None,
-                 channel_options: Mapping[str, Any] | None = None) -> None:
+                 channel_options: Mapping[str, Any] | None = None, rx_ffe: RxFfe | None = None) -> None:
         """``channel_options``: extra ``load_channel`` arguments (``lane``, ``extrapolate``) for a channel
         given by name or path, kept for every corner's re-load."""
         from eqtune.eye import EyeEngine
@@ -321,6 +329,14 @@ class SimulationSource:
         if bad_fixed:
             raise TuneError(f"--fix: unknown knob(s) {', '.join(bad_fixed)}: use {', '.join(KNOWN_KNOBS)}")
 
+        # the Rx FFE overrides are the DSP receiver model's, not the engine's: split them off
+        self.rx_ffe = rx_ffe
+        rx_names: list[str] = [n for n in (names or []) if n in RX_FFE_KNOBS]
+        self._rx_fixed: dict[str, float] = {k: v for k, v in fixed.items() if k in RX_FFE_KNOBS}
+        fixed = {k: v for k, v in fixed.items() if k not in RX_FFE_KNOBS}
+        direction = _check_rx_ffe(rx_ffe, rx_names + list(self._rx_fixed), direction, self.weights)
+        if names is not None and rx_names:
+            names = [n for n in names if n not in RX_FFE_KNOBS]
         base = self._load(channel, None, self._channel_options)
         self.channel = base
         # directions -> tuned knob names
@@ -369,6 +385,13 @@ class SimulationSource:
             space_knobs.extend(sp.knobs)
             constraints.extend(_sub_constraint(c, sp.names) for c in sp.constraints)
             fixed_all.update(sp.fixed)
+        if rx_ffe is not None:
+            from eqtune.eye.ffe_eye import held_taps
+
+            held_taps(self._rx_fixed, rx_ffe, SERDES)  # --fix codes checked (one line) before any eye
+            fixed_all.update(self._rx_fixed)
+            space_knobs.extend(self._rx_ffe_knobs(rx_names, KnobSpace(tuple(space_knobs), (), dict(fixed_all))))
+            names = None if names is None else names + rx_names
         if names is not None:
             order = {n: i for i, n in enumerate(names)}
             space_knobs.sort(key=lambda k: order.get(k.name, len(order)))
@@ -378,6 +401,29 @@ class SimulationSource:
         self.calls = 0
 
     # -- construction helpers ------------------------------------------------------------------
+    def _rx_ffe_knobs(self, rx_names: Sequence[str], engine_space: KnobSpace) -> list[Knob]:
+        """The tuned Rx FFE override knobs, each defaulting to the code nearest the receiver's own MMSE
+        adaptation at the engine knobs' default point (the others held as ``--fix`` says)."""
+        import dataclasses
+
+        from eqtune.eye.ffe_eye import rx_ffe_knob
+
+        knobs = [rx_ffe_knob(n) for n in rx_names]
+        if not knobs:
+            return []
+        eng = self._engines[0][2]
+        start = {**engine_space.fixed, **{k.name: float(k.default) for k in engine_space.knobs}}
+        adapted = self._ffe_eye(eng, start).knob_codes()
+        return [dataclasses.replace(k, default=float(adapted.get(k.name, k.default))) for k in knobs]
+
+    def _ffe_eye(self, eng: EyeEngine, point: Mapping[str, float]) -> FfeEye:
+        """The DSP receiver's eye at ``point`` (its Rx FFE override codes held, the rest adapted)."""
+        from eqtune.eye.ffe_eye import ffe_eye
+
+        held: dict[str, float] = {**self._rx_fixed, **{k: float(v) for k, v in point.items() if k in RX_FFE_KNOBS}}
+        return ffe_eye(eng, {k: v for k, v in point.items() if k not in RX_FFE_KNOBS}, rx=self.rx_ffe,
+                       ber=self.ber, held=held)
+
     @staticmethod
     def _load(channel: ChannelSpec, corner: Corner | None, options: Mapping[str, Any] | None = None) -> Channel:
         from eqtune.channel import load_channel
@@ -458,11 +504,17 @@ class SimulationSource:
         for cname, d, eng in self._engines:
             pts = [self._engine_point(p, d) for p in points]
             # the FEC objective needs each point's DFE taps: full evaluations, not the batch rows
-            results = [eng.evaluate(p) for p in pts] if "fec" in self.weights else _evaluate_many(eng, pts)
+            if self.rx_ffe is not None:
+                results: list[Any] = [self._ffe_eye(eng, p) for p in pts]
+            else:
+                results = [eng.evaluate(p) for p in pts] if "fec" in self.weights else _evaluate_many(eng, pts)
             for i, res in enumerate(results):
                 s, vals = self._score(res)
                 label = cname if len(self._groups) == 1 else f"{cname}/{d}"
-                per[i][label] = {"margin": s, **vals, "ber_estimate": finite_or_none(getattr(res, "ber_estimate", None))}
+                ber_est = getattr(res, "ser_estimate" if self.rx_ffe is not None else "ber_estimate", None)
+                per[i][label] = {"margin": s, **vals, "ber_estimate": finite_or_none(ber_est)}
+                if self.rx_ffe is not None:
+                    per[i][label]["rx_ffe"] = _rx_ffe_metrics(res)
                 worst[i] = min(worst[i], s)
         cost = (time.perf_counter() - t0) / max(n, 1)
         self.calls += n
@@ -479,7 +531,7 @@ class SimulationSource:
     @property
     def screens(self) -> bool:
         """Whether ``screen_margins`` has a screen to give: the objective is the eye height alone."""
-        return self.weights == {"eye_height": 1.0}
+        return self.weights == {"eye_height": 1.0} and self.rx_ffe is None  # the screen is the CTLE + DFE eye
 
     def screen_margins(self, ispace: IndexedSpace) -> np.ndarray | None:
         """The engine's fast stage-A eye height (mV) of every feasible code of ``ispace.grid`` (the worst
@@ -518,6 +570,29 @@ class SimulationSource:
             if s < worst:
                 worst, eng_w = s, eng
         return eng_w
+
+
+def _check_rx_ffe(rx_ffe: RxFfe | None, rx_knobs: Sequence[str], direction: str | None,
+                  weights: Mapping[str, float]) -> str | None:
+    """The direction of a tune with the DSP receiver model (serdes), or one clear line why not."""
+    if rx_ffe is None:
+        if rx_knobs:
+            raise TuneError(f"{', '.join(rx_knobs)} override(s) taps of the DSP receiver's Rx FFE: also give "
+                            "--rx-ffe TAPS,PRE (e.g. --rx-ffe 15,6)")
+        return direction
+    if direction not in (None, SERDES):
+        raise TuneError(f"--rx-ffe tunes the host SerDes receiver (direction serdes), not {direction}: "
+                        "use --direction serdes")
+    if dict(weights) != {"eye_height": 1.0}:
+        raise TuneError("--rx-ffe tunes the DSP receiver's eye height: use --objective eye_height")
+    return SERDES
+
+
+def _rx_ffe_metrics(fe: FfeEye) -> dict[str, Any]:
+    """What a measurement of the DSP receiver reports: its override codes and the full tap vectors."""
+    return {"knobs": fe.knob_codes(), "held": sorted(fe.held), "ffe_taps": fe.ffe_taps, "ffe_n_pre": fe.n_pre,
+            "ffe_taps_per_cursor_tap": fe.taps_per_cursor_tap(), "dfe_taps": fe.dfe_taps, "fom_db": fe.fom_db,
+            "reference_eye_height_min_mv": fe.reference_eye_height_min_mv}
 
 
 def _evaluate_many(eng: Any, points: list[EqPoint]) -> list[Any]:

@@ -122,7 +122,7 @@ def test_registry_matches_its_users():
 
     assert tuple(EQ_FIELDS) == K.MODULE_KNOBS == ("rx_pre", "rx_post", "rx_amp", "tx_eq")
     assert DIRECTION_KNOBS == {"module_rx": ("tx_eq",), "host_rx": ("rx_pre", "rx_post", "rx_amp")}
-    assert KNOWN_KNOBS == K.KNOB_NAMES and len(set(K.KNOB_NAMES)) == 11
+    assert KNOWN_KNOBS == K.KNOB_NAMES and len(set(K.KNOB_NAMES)) == 14
     assert KNOB_DIRECTION["ctle_gdc"] == "host_rx" and KNOB_DIRECTION["tx_c1"] == "module_rx"
     assert set(STUDY_DIRECTION_KNOBS["serdes"]) == set(K.TX_FFE_KNOBS + K.CTLE_KNOBS)
     assert K.TX_TAP_OFFSETS == {"tx_cm3": -3, "tx_cm2": -2, "tx_cm1": -1, "tx_c1": 1, "tx_c2": 2}
@@ -157,10 +157,13 @@ def test_registry_import_is_light():
 @pytest.mark.parametrize("name", K.KNOB_NAMES)
 def test_every_knob_has_a_direction_group_and_option(name):
     d = K.KNOB_DEFS[name]
-    assert d.direction in (K.HOST_RX, K.MODULE_RX)
+    # the host receiver's Rx FFE overrides act only on a host TX -> host receiver (serdes) link
+    assert d.direction == (K.SERDES if d.group == K.GROUP_RX_FFE else d.direction)
+    assert d.direction in ((K.SERDES,) if d.group == K.GROUP_RX_FFE else (K.HOST_RX, K.MODULE_RX))
     assert name in K.knobs_in_group(d.group)
     assert d.cli_option == "--" + name.replace("_", "-")
     assert (d.tap is not None) == (d.group == K.GROUP_TX_FFE)
+    assert (d.rx_tap is not None) == (d.group == K.GROUP_RX_FFE)
 
 
 def test_literal_types_list_exactly_the_registry_spellings():
