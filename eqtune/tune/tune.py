@@ -92,7 +92,7 @@ class TuneResult:
     baseline: Outcome
     tuned: Outcome
     evaluations: int  # measurements made by this run (baseline and re-measurements included)
-    history: list[Evaluation]
+    history: Sequence[Evaluation]  # tune(): a compact eqtune.tune.history.History
     elapsed_s: float
     measure_s: float  # time spent in the source
     stop_reason: str  # budget | time | target | patience | exhausted | callback | interrupted
@@ -288,10 +288,11 @@ def tune(
     for p in queue:
         isp.key_of(p, option="warm start point")
 
-    history: list[Evaluation] = []
+    from eqtune.tune.history import History
+
+    history = History(isp)  # compact rows (a grid run: one per code); the last metrics of a key come from it
     measure_s = 0.0
     best = _Best(-math.inf, start_key)
-    last_metrics: dict[Key, dict[str, Any]] = {}
     stop_reason = "budget"
     main_budget = budget - remeasure_top_k
     n_eval = 0
@@ -306,11 +307,8 @@ def tune(
             key = isp.key_of(p, option="measured point")
             tell_measured(opt, p, m.margin, m.metrics)
             n_eval += 1
-            codes = isp.codes(key)
-            metrics = dict(m.metrics)  # one copy, shared by the history and the last-measurement map (read only)
-            last_metrics[key] = metrics
-            history.append(Evaluation(n_eval, codes, float(m.margin), metrics, float(m.cost_s),
-                                      time.perf_counter() - t_start, phase))
+            history.add(n_eval, key, float(m.margin), m.metrics, float(m.cost_s), time.perf_counter() - t_start,
+                        phase)
             if m.margin > best.margin:
                 best.margin, best.key = float(m.margin), key
             if callback is not None:
@@ -319,7 +317,7 @@ def tune(
                 if getattr(opt, "kind", "") == "gp" and phase in ("bo", "remeasure", "confirm"):
                     rec = opt.recommend()
                     rec_codes = None if rec is None else isp.codes(isp.key_of(rec))
-                prog = Progress(n_eval, budget, phase, codes, float(m.margin), best.margin,
+                prog = Progress(n_eval, budget, phase, isp.codes(key), float(m.margin), best.margin,
                                 isp.codes(best.key), rec_codes, time.perf_counter() - t_start)
                 if callback(prog):
                     stopped_by_callback = True
@@ -405,12 +403,11 @@ def tune(
     if start_key in means and means[rec_key][0] < base_margin:
         rec_key, kept_start = start_key, True
 
-    def outcome(key: Key) -> Outcome:
-        m, n = means.get(key, (math.nan, 0))
-        return Outcome(isp.codes(key), isp.point(key), float(m), last_metrics.get(key, {}), n)
-
+    baseline, tuned = (Outcome(isp.codes(k), isp.point(k), float(means.get(k, (math.nan, 0))[0]),
+                               history.last_metrics(k), means.get(k, (math.nan, 0))[1]) for k in (start_key, rec_key))
+    del means  # one entry per measured code: freed before the optimizer's state is made (a grid: 383,180 codes)
     return TuneResult(
-        baseline=outcome(start_key), tuned=outcome(rec_key), evaluations=n_eval, history=history,
+        baseline=baseline, tuned=tuned, evaluations=n_eval, history=history,
         elapsed_s=time.perf_counter() - t_start, measure_s=measure_s, stop_reason=stop_reason,
         optimizer=getattr(opt, "kind", type(opt).__name__), seed=int(getattr(opt, "seed", seed or 0)),
         objective=str(getattr(source, "objective", "margin")), units=str(getattr(source, "units", "")),
