@@ -71,6 +71,13 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     from eqtune.emulate.module import emulator_for
 
     module_emu = emulator_for(parse_resource(resource))
+    link_model = str(module_emu.link.quality_source)
+    if link_model != "eye-engine":
+        # The emulator falls back to a closed-form surrogate when the eye engine cannot model the channel
+        # (e.g. scikit-rf missing from a broken install): the demo still runs, but says so in one line.
+        click.echo(f"demo: warning: the emulated link is not the eye engine's model of {channel} but the "
+                   f"closed-form {link_model}; its figures are not the channel's (reinstall eqtune with "
+                   f"its dependencies to get them)", err=True)
     emu = None
     instrument = None
     if module_ber:
@@ -119,6 +126,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     out["report"] = str(write_report(tuner.journal.id, sdir / "report.html", sessions))
     out["journal"] = str(sdir / "journal.jsonl")
     out["elapsed_s"] = round(time.perf_counter() - t0, 2)
+    out["link_model"] = link_model
     if as_json:
         from eqtune.cli._common import echo_json
 

@@ -297,17 +297,6 @@ def mlsd_at(link: DjLink, prof: DjProfile, rx: RxConfig, pt: SearchResult, fin: 
                     der0=prof.der0, dcom_an_db=float(prof.noise["dcom_an_db"]))
 
 
-def _resolve_with_quantization(link: DjLink, prof: DjProfile, rx: RxConfig, best: SearchResult,
-                               step: float) -> tuple[FloatArray, int]:
-    """The MMSE FFE at the searched EQ and sampling time with white ADC noise Delta^2/12 in R_nn (178A-17/28)."""
-    cs = prepare_ctle(link, prof, rx, best.gdc_db, best.gdc2_db)
-    q = quantization_autocorrelation(step, rx.n_taps)
-    cs = replace(cs, rn_fixed=cs.rn_fixed + q[None, :])
-    m = link.grid.samples_per_ui
-    ps = solve_points(cs, best.tx_taps[None, :], prof, rx, m, m // 2)
-    return np.asarray(ps.ffe[0], dtype=float), int(ps.sample_index[0])
-
-
 def package_cases(prof: DjProfile) -> tuple[tuple[int, tuple[float, float]], ...]:
     """(case number, (TX, RX) line-1 lengths) of the profile's Test 1 and Test 2 (Table 178-14)."""
     p = prof.package
