@@ -119,7 +119,7 @@ def run(spec, workers: int, backend: str, executor: str = "local", malloc: str =
     import statistics
 
     from eqtune.study import run_study
-    from eqtune.study.compute import BACKENDS
+    from eqtune.study.backends import BACKENDS
 
     meter = WorkerCpu()
     n = len(spec.combinations)

@@ -28,8 +28,9 @@ def main() -> int:
     sys.path.insert(0, str(ROOT / "tests" / "study"))
     from test_batched import PerPoint
 
-    from eqtune.study.compute import SyntheticModel, solve
+    from eqtune.study.compute import solve
     from eqtune.study.spec import load_spec
+    from eqtune.study.synthetic import SyntheticModel
 
     combos = load_spec(ROOT / "docs" / "study-screen-100k.toml").combinations[::250][: args.combos]
     cpu = {"one dict per point": 0.0, "grid as arrays": 0.0}

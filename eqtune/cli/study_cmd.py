@@ -43,7 +43,7 @@ def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | 
     --resume. Query a study with: eqtune study query OUT --worst 20 --corner 85C
     """
     from eqtune.errors import EqtuneError
-    from eqtune.study.compute import BACKENDS, DETAILS
+    from eqtune.study.backends import BACKENDS, DETAILS
     from eqtune.study.runner import run_study
     from eqtune.study.spec import load_spec
 

@@ -251,7 +251,7 @@ METRIC_DEFS: dict[str, MetricDef] = {m.key: m for m in (
     MetricDef("ber", "-log10(BER)", "-log10(BER)"),
     MetricDef("q_db", "Q", "dB", suffix_quantity=True),
     MetricDef("eye_height", "eye height", "mV", "eye_height_min_mv"),
-    # simulation objectives (eqtune.tune.source)
+    # simulation objectives (eqtune.tune.simulation)
     MetricDef("com", "COM", "dB", "com_db"),
     MetricDef("eye_width", "eye width", "UI", "eye_width_ui"),
     # decades of RS(544,514) codeword error ratio below the frame-loss target (eqtune.eye.fec)

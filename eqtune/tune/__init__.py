@@ -13,17 +13,8 @@ from __future__ import annotations
 from eqtune.tune.base import BaseOptimizer, Optimizer, make_optimizer, optimizer_from_state
 from eqtune.tune.baselines import GridSearch, RandomSearch
 from eqtune.tune.optimizer import GPOptimizer
-from eqtune.tune.source import (
-    FunctionSource,
-    MarginSource,
-    Measurement,
-    SimulationSource,
-    TableSource,
-    measure_many,
-    parse_corners,
-    parse_objective,
-    resolve_knob_names,
-)
+from eqtune.tune.simulation import SimulationSource, parse_corners, parse_objective, resolve_knob_names
+from eqtune.tune.source import FunctionSource, MarginSource, Measurement, TableSource, measure_many
 from eqtune.tune.space import IndexedSpace
 from eqtune.tune.tune import Evaluation, Outcome, Progress, TuneResult, first_within, threshold, tune
 

@@ -218,7 +218,7 @@ def test_eye_json_reports_fec_frame_error_ratio():
 
 def test_objective_fec_ranks_by_codeword_error_ratio():
     from eqtune.eye.fec import fec_from_eye
-    from eqtune.tune.source import SimulationSource
+    from eqtune.tune.simulation import SimulationSource
 
     src = SimulationSource("c2m-16in", "rx_post", objective="fec")
     pts = [{"rx_post": 0.0}, {"rx_post": 4.0}]

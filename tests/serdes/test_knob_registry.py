@@ -91,7 +91,7 @@ def test_metric_labels_are_typed_only_in_the_registry():
 def test_metric_labels_agree_everywhere():
     from eqtune.session.report import _unit
     from eqtune.tui.format import fmt_margin, margin_unit
-    from eqtune.tune.source import OBJECTIVES
+    from eqtune.tune.simulation import OBJECTIVES
 
     assert [K.metric_label(k) for k in ("ber", "q_db", "eye_height", "com")] == [
         "-log10(BER)", "Q (dB)", "eye height (mV)", "COM (dB)"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import pytest
 
 from eqtune.study import load_spec, run_study
-from eqtune.study.compute import SyntheticModel, measure_grid, solve, synthetic
+from eqtune.study.compute import measure_grid, solve
 from eqtune.study.runner import CHUNK_MAX, ChunkSizer, StudyTask, TaskChunk, _chunked
 from eqtune.study.store import VOLATILE, ResultStore, comparable, format_value
+from eqtune.study.synthetic import SyntheticModel, synthetic
 
 
 class PerPoint:

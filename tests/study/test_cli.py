@@ -67,8 +67,8 @@ def test_unreachable_scheduler_is_one_line(synth_spec_path, tmp_path):
 
 def test_spec_broken_between_runs_keeps_results(synth_spec_path, tmp_path):
     from eqtune.study import load_spec, run_study
-    from eqtune.study.compute import synthetic
     from eqtune.study.store import ResultStore
+    from eqtune.study.synthetic import synthetic
 
     out = tmp_path / "o"
     spec = load_spec(synth_spec_path)
@@ -94,7 +94,7 @@ def test_progress_and_eta_count_this_runs_rows_on_every_executor(synth_spec_path
     this run, not on the rows stored earlier; on a dask cluster the same lines appear."""
     distributed = __import__("pytest").importorskip("distributed")
     from eqtune.study import load_spec, run_study
-    from eqtune.study.compute import synthetic
+    from eqtune.study.synthetic import synthetic
 
     out = tmp_path / "o"
     spec = load_spec(synth_spec_path)

@@ -67,8 +67,8 @@ def test_bytes_that_do_not_match_their_digest_are_refused(tmp_path, own_content_
 
 
 def test_a_chunk_asks_once_for_the_files_of_all_its_combinations(tmp_path, own_content_dir):
-    from eqtune.study.compute import synthetic
     from eqtune.study.runner import TaskChunk
+    from eqtune.study.synthetic import synthetic
 
     site = tmp_path / "site"
     site.mkdir()

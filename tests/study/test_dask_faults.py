@@ -15,8 +15,8 @@ import signal
 import pytest
 
 from eqtune.study import load_spec, run_study
-from eqtune.study.compute import synthetic
 from eqtune.study.store import ResultStore
+from eqtune.study.synthetic import synthetic
 
 
 @pytest.mark.slow

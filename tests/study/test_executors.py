@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from eqtune.study import load_spec, run_study
-from eqtune.study.compute import synthetic, synthetic_detail
 from eqtune.study.store import ResultStore, comparable
+from eqtune.study.synthetic import synthetic, synthetic_detail
 
 
 def _run(spec, out, **kw):

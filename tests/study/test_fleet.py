@@ -9,8 +9,8 @@ import pytest
 
 from eqtune.errors import ConfigError
 from eqtune.study import load_spec, run_study
-from eqtune.study.compute import synthetic
 from eqtune.study.fleet import parse_fleet_rows
+from eqtune.study.synthetic import synthetic
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "server,port,lane,host_trace_in,module_pn,module_vendor\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eqtune.study import load_spec, run_study
-from eqtune.study.compute import synthetic
+from eqtune.study.synthetic import synthetic
 
 
 def test_the_ranked_table_holds_the_worst_table_max_links(synth_spec_path, tmp_path, monkeypatch):
