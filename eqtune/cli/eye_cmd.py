@@ -36,15 +36,12 @@ from eqtune.serdes.knobs import (
 _DIRECTIONS = DIRECTIONS
 
 
-_floats = split_numbers
-
-
 def _tx_ffe_point(text: str) -> dict[str, float]:
     """``C-k,...,C0,...,C+m`` -> tx_cm*/tx_c* knobs; the main tap is the largest one and must equal
     1 - sum |others| (IEEE 802.3 93A.1.6 normalization)."""
     from eqtune.errors import EqRangeError
 
-    taps = _floats(text, "--tx-ffe")
+    taps = split_numbers(text, "--tx-ffe")
     if not taps:
         raise EqRangeError("--tx-ffe: give at least the main tap, e.g. --tx-ffe -0.1,0.8,-0.1")
     main = max(range(len(taps)), key=lambda i: taps[i])
@@ -118,7 +115,7 @@ def eye(channel: str, direction: str | None, profile: str | None, tx_ffe: str | 
     if tx_ffe is not None:
         point.update(_tx_ffe_point(tx_ffe))
     if ctle is not None:
-        g = _floats(ctle, "--ctle")
+        g = split_numbers(ctle, "--ctle")
         if not 1 <= len(g) <= 2:
             raise InputError(f"--ctle {ctle!r}: give GDC or GDC,GDC2 in dB")
         point[CTLE_GDC] = g[0]

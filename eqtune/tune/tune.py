@@ -403,9 +403,12 @@ def tune(
     if start_key in means and means[rec_key][0] < base_margin:
         rec_key, kept_start = start_key, True
 
-    baseline, tuned = (Outcome(isp.codes(k), isp.point(k), float(means.get(k, (math.nan, 0))[0]),
-                               history.last_metrics(k), means.get(k, (math.nan, 0))[1]) for k in (start_key, rec_key))
-    del means  # one entry per measured code: freed before the optimizer's state is made (a grid: 383,180 codes)
+    def outcome(key: Key) -> Outcome:
+        m, n = means.get(key, (math.nan, 0))
+        return Outcome(isp.codes(key), isp.point(key), float(m), history.last_metrics(key), n)
+
+    baseline, tuned = outcome(start_key), outcome(rec_key)
+    means.clear()  # one entry per measured code: freed before the optimizer's state is made (a grid: 383,180 codes)
     return TuneResult(
         baseline=baseline, tuned=tuned, evaluations=n_eval, history=history,
         elapsed_s=time.perf_counter() - t_start, measure_s=measure_s, stop_reason=stop_reason,
