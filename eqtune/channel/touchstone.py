@@ -13,8 +13,11 @@ A ``.s2p`` is taken as an already-differential 2-port (its S21 is SDD21).
 ``load_sdd`` keeps a small per-process cache of its results (a study loads the same connector and
 aggressor files for every combination): keyed by the resolved path, the file's size, modification
 time (ns), inode and device, and every option. A file rewritten in place gets a new key and is parsed
-again; the cached arrays are read-only. ``clear_cache()`` empties it; ``load_sdd(..., cache=False)``
-bypasses it.
+again; the cached arrays are read-only. Below it, the parsed network itself is cached by the file's
+identity alone: a crosstalk aggressor is loaded with the victim's delay as an option (its port order
+is detected from it), so a length sweep asks for the same file with a new option at every length and
+would otherwise parse it every time. ``clear_cache()`` empties both; ``load_sdd(..., cache=False)``
+bypasses both.
 """
 
 from __future__ import annotations
@@ -256,12 +259,14 @@ def max_singular_value(s: np.ndarray) -> float:
 _CACHE: OrderedDict[tuple[object, ...], DiffSParams] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_STATS = {"hits": 0, "misses": 0}
+_PARSED: OrderedDict[tuple[object, ...], skrf.Network] = OrderedDict()  # file identity -> parsed network
 
 
 def clear_cache() -> None:
     """Forget every cached ``load_sdd`` result (and reset the hit/miss counters)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+        _PARSED.clear()
         _CACHE_STATS.update(hits=0, misses=0)
 
 
@@ -326,7 +331,8 @@ def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | Non
             _passivity_warning(p, hit.max_singular_value, 3)
         return hit
     d = _readonly(_load_sdd(p, port_order=port_order, lane=lane, ports=ports, fallback_order=fallback_order,
-                            check_passivity=check_passivity, crosstalk=crosstalk, thru_delay_s=thru_delay_s))
+                            check_passivity=check_passivity, crosstalk=crosstalk, thru_delay_s=thru_delay_s,
+                            file_key=fkey))
     if _file_key(p) == fkey:  # not rewritten while it was being parsed
         with _CACHE_LOCK:
             _CACHE_STATS["misses"] += 1
@@ -338,8 +344,8 @@ def load_sdd(path: str | Path, *, port_order: str | None = None, lane: int | Non
 
 def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple[int, int, int, int] | None,
               fallback_order: str | None, check_passivity: bool, crosstalk: bool = False,
-              thru_delay_s: float | None = None) -> DiffSParams:
-    net = read_network(p)
+              thru_delay_s: float | None = None, file_key: tuple[object, ...] | None = None) -> DiffSParams:
+    net = _parsed_network(p, file_key)
     f = np.asarray(net.f, dtype=float)
     s = np.asarray(net.s)
     n = s.shape[1]
@@ -386,6 +392,25 @@ def _load_sdd(p: Path, *, port_order: str | None, lane: int | None, ports: tuple
     assert order is None or order in PORT_ORDERS
     return DiffSParams(freqs_hz=f, s=np.ascontiguousarray(sdd), source=str(p), nports=n, port_order=order,
                        port_order_detected=detected, max_singular_value=smax)
+
+
+def _parsed_network(p: Path, file_key: tuple[object, ...] | None) -> skrf.Network:
+    """``read_network(p)``, reused for the same file identity (``_file_key``; None = not cached). The
+    network is only read from here (its f, s, port modes and z0), never modified."""
+    if file_key is None:
+        return read_network(p)
+    with _CACHE_LOCK:
+        net = _PARSED.get(file_key)
+        if net is not None:
+            _PARSED.move_to_end(file_key)
+            return net
+    net = read_network(p)
+    if _file_key(p) == file_key:  # not rewritten while it was being parsed
+        with _CACHE_LOCK:
+            _PARSED[file_key] = net
+            while len(_PARSED) > CACHE_MAX:
+                _PARSED.popitem(last=False)
+    return net
 
 
 def _mixed_mode_sdd(p: Path, net: skrf.Network, s: np.ndarray, modes: list[str], lane: int | None,

@@ -308,8 +308,9 @@ class EngineModel:
     #: the part of the vertical bathtub a field measurement could count: the Q-scale fit uses only this
     FIT_BER = (1e-4, 1e-9)
 
-    def __init__(self, combo: Combination):
+    def __init__(self, combo: Combination, *, samples_per_ui: int = 32):
         self.combo = combo
+        self.samples_per_ui = int(samples_per_ui)  # the engine's time step (EyeEngine; 32 = its default)
         self.corner_names = [c.name for c in combo.corners]
         self._metric = OBJECTIVE_METRIC[combo.tune.objective]
         self.engines = [self._engine(corner) for corner in combo.corners]
@@ -320,7 +321,7 @@ class EngineModel:
         # on a worker, combo.channel.ref and a profile path name their content's digest
         # (eqtune.study.content): the key is the content, the profile and the engine's version
         key = ("engine", ENGINE_VERSION, combo.channel, corner_conditions(combo.channel, corner), combo.profile,
-               combo.direction, combo.target_ber)
+               combo.direction, combo.target_ber, self.samples_per_ui)
 
         def build():
             from eqtune.eye import EyeEngine
@@ -328,7 +329,8 @@ class EngineModel:
             # the channel is shared by every profile/direction of this variant and corner
             channel = _cached(("channel", combo.channel, corner_conditions(combo.channel, corner)),
                               lambda: build_channel(combo.channel, corner))
-            return EyeEngine(channel, combo.profile, direction=combo.direction, ber=combo.target_ber)
+            return EyeEngine(channel, combo.profile, direction=combo.direction, ber=combo.target_ber,
+                             samples_per_ui=self.samples_per_ui)
 
         return _cached(key, build)
 
@@ -374,16 +376,21 @@ class EngineModel:
         tubs = self.engines[corner].bathtubs(dict(point))
         return eye_height_from_vertical(tubs["vertical_offset_mv"], [v["ber"] for v in tubs["vertical"]], bers)
 
-    def floor(self, corner: int, point: EqPoint, bers: Sequence[float]) -> dict[str, dict[str, Any]]:
+    def floor(self, corner: int, point: EqPoint, bers: Sequence[float], *,
+              cross_check: bool = True) -> dict[str, dict[str, Any]]:
+        """Per floor BER: the eye height (mV) direct from the statistical eye and, with ``cross_check``,
+        Q-scale extrapolated from the bathtub between ``FIT_BER`` (``berfloor.extrapolate``)."""
         if not bers:
             return {}
         engine = self.engines[corner]
         fit_ber = np.logspace(np.log10(self.FIT_BER[0]), np.log10(self.FIT_BER[1]), 11)
-        try:
-            fit_eh = self.vertical_bathtub(corner, point, fit_ber)
-            extra = extrapolate(fit_ber, fit_eh, bers)
-        except (AttributeError, KeyError, TypeError):
-            extra = {}
+        extra: dict[str, Any] = {}
+        if cross_check:
+            try:
+                fit_eh = self.vertical_bathtub(corner, point, fit_ber)
+                extra = extrapolate(fit_ber, fit_eh, bers)
+            except (AttributeError, KeyError, TypeError):
+                extra = {}
         out: dict[str, dict[str, Any]] = {}
         for b in bers:
             key = ber_key(b)
@@ -428,7 +435,12 @@ def simulate(combo: Combination) -> dict[str, Any]:
     on the real engine can hold the study part-way instead of hoping to signal it in time.
     """
     _hold_for_tests()
-    row = solve(combo, EngineModel(combo))
+    if combo.tune.fidelity == "screen":
+        from eqtune.study.screened import simulate_screened
+
+        row = simulate_screened(combo)
+    else:
+        row = solve(combo, EngineModel(combo))
     _log_for_tests(combo)
     return row
 

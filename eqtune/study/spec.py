@@ -18,7 +18,8 @@ Format (all tables optional except a channel source)::
     [[corners]] name, temperature_c, crosstalk                         (explicit list)
     [[pass]]  eye_height_min_mv, vec_max_db, com_min_db, eye_width_min_ui  (AND within, OR across)
     [tune]    knobs, objective (eye_height | com | eye_width), method (auto | grid | bayes),
-              exhaustive_max (600), budget (40)
+              exhaustive_max (600), budget (40), fidelity (full | screen), screen_keep (8),
+              refine_worst (0: with fidelity = "screen", the N worst rows again at full fidelity)
     [fleet]   csv = PATH, base = NAME|PATH (c2m-10in), material   (links instead of [[channels]])
 
 Each combination has a content-derived ``id`` (a digest of everything that determines its result),
@@ -45,6 +46,10 @@ from eqtune.serdes.knobs import DEFAULT_TUNED, DIRECTIONS, KNOB_NAMES, knobs_in_
 
 OBJECTIVES = ("eye_height", "com", "eye_width")
 METHODS = ("auto", "grid", "bayes")
+# "full": the eye engine at its own resolution on every code searched; "screen": a screening study
+# (eqtune.study.screened): every code ranked by the engine's stage-A eye at a coarser time step, the
+# best few evaluated exactly, FEC left for the refined rows
+FIDELITIES = ("full", "screen")
 # Knobs a channel sweep may vary. temperature_c and crosstalk go to load_channel(); the others are
 # trace-segment parameters substituted into a parametric channel definition (see channels.py).
 SWEEP_KEYS = ("length_in", "length_mm", "material", "temperature_c", "crosstalk")
@@ -132,6 +137,20 @@ class TuneSettings:
     exhaustive_max: int = 600  # code grids up to this many feasible points are searched exhaustively
     method: str = "auto"  # auto | grid | bayes
     objective: str = "eye_height"
+    fidelity: str = "full"  # full | screen (eqtune.study.screened)
+    screen_keep: int = 8  # screen: codes per corner evaluated exactly after the stage-A ranking
+    refine_worst: int = 0  # screen: the N worst combinations computed again at full fidelity
+
+    def content(self) -> dict[str, Any]:
+        """What of these settings determines a result (the combination id's part): a full-fidelity
+        study leaves the screening fields out, so its ids are those of a spec written before them."""
+        d = asdict(self)
+        if self.fidelity == "full":
+            for k in ("fidelity", "screen_keep", "refine_worst"):
+                d.pop(k)
+        else:
+            d.pop("refine_worst")  # which rows are refined does not change a row
+        return d
 
 
 @dataclass(frozen=True)
@@ -199,6 +218,9 @@ TUNE_SCHEMA = Schema((
     Field("exhaustive_max", "integer", ge=0, default=600),
     Field("method", "string", nonempty=True, choices=METHODS, default="auto"),
     Field("objective", "string", nonempty=True, choices=OBJECTIVES, default="eye_height"),
+    Field("fidelity", "string", nonempty=True, choices=FIDELITIES, default="full"),
+    Field("screen_keep", "integer", ge=1, le=256, default=8),
+    Field("refine_worst", "integer", ge=0, le=100_000, default=0),
 ))
 CORNER_GRID_SCHEMA = Schema((  # [corners] temperature_c = [...], crosstalk = [...]
     Field("temperature_c", "list", scalar_ok=True, nonempty=True, items=_TEMPERATURE),
@@ -283,8 +305,19 @@ def _parse_tune(data: Any, direction: str) -> TuneSettings:
             if k not in DIRECTION_KNOBS[direction]:
                 raise _fail(f"tune.knobs[{i}]", f"{k!r} is not a knob of the {direction} link; its knobs are "
                             f"{', '.join(DIRECTION_KNOBS[direction])} (set study.direction for the others)")
+    if t["fidelity"] == "screen":
+        if t["objective"] != "eye_height":
+            raise _fail("tune.fidelity", f"a screening study ranks codes by the stage-A eye height; objective "
+                        f"{t['objective']!r} has no screen: use objective = \"eye_height\" or fidelity = \"full\"")
+        if t["method"] == "bayes":
+            raise _fail("tune.fidelity", "a screening study ranks the whole code grid; method \"bayes\" does not "
+                        "enumerate it: use method = \"auto\" or \"grid\", or fidelity = \"full\"")
+    elif t["refine_worst"]:
+        raise _fail("tune.refine_worst", "refines the rows of a screening study; set fidelity = \"screen\" or "
+                    "remove refine_worst")
     return TuneSettings(knobs=knobs, budget=t["budget"], exhaustive_max=t["exhaustive_max"], method=t["method"],
-                        objective=t["objective"])
+                        objective=t["objective"], fidelity=t["fidelity"], screen_keep=t["screen_keep"],
+                        refine_worst=t["refine_worst"])
 
 
 def _fmt_param(key: str, value: Any) -> str:
@@ -467,11 +500,7 @@ def _parse_spec(data: Mapping[str, Any], *, base_dir: Path, source: str) -> Stud
     seen: dict[str, int] = {}
     for ch, link in links:
         for prof in profiles:
-            content = {"channel": asdict(ch), "profile": prof, "link": link, "seed": seed, **{
-                k: (asdict(v) if hasattr(v, "__dataclass_fields__") else
-                    [asdict(x) for x in v] if isinstance(v, tuple) and v and hasattr(v[0], "__dataclass_fields__")
-                    else v) for k, v in common.items()}}
-            cid = digest(content)
+            cid = _content_id(ch, prof, link, seed, common)
             if cid in seen:
                 raise _fail(f"channels[{seen[cid]}]", f"combination {ch.label!r} x {prof!r} appears twice")
             seen[cid] = len(combos)
@@ -481,6 +510,23 @@ def _parse_spec(data: Mapping[str, Any], *, base_dir: Path, source: str) -> Stud
         raise _fail("channels", "the spec expands to no combination")
     return StudySpec(name=name, source=source, combinations=combos, settings=settings, row_errors=row_errors,
                      fleet=fleet)
+
+
+def _content_id(ch: ChannelRef, profile: str | None, link: tuple[tuple[str, str], ...], seed: int,
+                common: Mapping[str, Any]) -> str:
+    """The id of a combination: the digest of everything that determines its result."""
+    content = {"channel": asdict(ch), "profile": profile, "link": link, "seed": seed, **{
+        k: (v.content() if isinstance(v, TuneSettings) else asdict(v) if hasattr(v, "__dataclass_fields__") else
+            [asdict(x) for x in v] if isinstance(v, tuple) and v and hasattr(v[0], "__dataclass_fields__")
+            else v) for k, v in common.items()}}
+    return digest(content)
+
+
+def combination_id(combo: Combination, base_seed: int) -> str:
+    """The id ``combo`` has in a study of base seed ``base_seed`` (``parse_spec`` gives each combination this)."""
+    common = {"corners": combo.corners, "direction": combo.direction, "target_ber": combo.target_ber,
+              "tune": combo.tune, "criteria": combo.criteria, "ber_floor": combo.ber_floor}
+    return _content_id(combo.channel, combo.profile, combo.link, base_seed, common)
 
 
 def load_spec(path: str | Path) -> StudySpec:
