@@ -56,7 +56,7 @@ from eqtune.eye.fom import FomStage
 from eqtune.eye.points import DERIVED_KEYS as DERIVED_KEYS  # re-exported
 from eqtune.eye.points import KNOWN_KNOBS as KNOWN_KNOBS  # re-exported
 from eqtune.eye.points import PointParser
-from eqtune.eye.prepare import LinkPreparation
+from eqtune.eye.prepare import MAX_POST_UI, MAX_PRE_UI_COM, MIN_PERIOD_UI, LinkPreparation
 from eqtune.eye.result import BatchResult, EyeResult
 from eqtune.eye.stages import EyeRun
 from eqtune.eye.state import Sampling
@@ -128,13 +128,15 @@ class EyeEngine(LinkPreparation, PointParser, FomStage):  # FomStage extends Eye
     peaking EQ ``tx_eq``), ``"serdes"`` (host TX FFE -> packages + channel -> host RX, COM style).
     ``tx_noise``: the 93A-30 form (``TX_NOISE_FORMS``; default "cursor" = MATLAB COM's in the serdes
     direction, "spectrum" elsewhere). ``floating_taps=False`` drops the profile's floating DFE taps (for a
-    comparison with a tool that has none).
+    comparison with a tool that has none). ``period_ui``: the FFT's time-aliasing period (UI, default
+    1024; a screening study uses 512 on a coarser channel grid).
     """
 
     def __init__(self, channel: Channel | str, profile: str | SerdesProfile | None = None, *,
                  direction: str = "host_rx", ber: float = 1e-6, samples_per_ui: int = 32,
                  k_exact: int = 16, package_case: int | None = None, sampling: str | None = None,
-                 tx_noise: str | None = None, floating_taps: bool = True) -> None:
+                 tx_noise: str | None = None, floating_taps: bool = True,
+                 period_ui: int = MIN_PERIOD_UI) -> None:
         if not is_direction(direction):
             raise InputError(f"direction {direction!r} is unknown: use one of {', '.join(DIRECTIONS)}")
         if sampling is None:
@@ -154,6 +156,13 @@ class EyeEngine(LinkPreparation, PointParser, FomStage):  # FomStage extends Eye
         self.ber = check_ber(ber)
         if not (isinstance(samples_per_ui, (int, np.integer)) and 4 <= samples_per_ui <= 256):
             raise InputError(f"samples_per_ui={samples_per_ui!r} is invalid: use an integer 4..256 (default 32)")
+        # the FFT's time-aliasing period (UI): the pulse window (at most MAX_PRE_UI_COM + MAX_POST_UI UI) and
+        # a margin must fit in it
+        least = MAX_PRE_UI_COM + MAX_POST_UI + 20
+        if not (isinstance(period_ui, (int, np.integer)) and least <= period_ui <= 65536):
+            raise InputError(f"period_ui={period_ui!r} is invalid: use an integer {least}..65536 "
+                             f"(default {MIN_PERIOD_UI})")
+        self.period_ui = int(period_ui)
         if isinstance(channel, (str, bytes)) or hasattr(channel, "__fspath__"):
             channel = load_channel(str(channel))
         if not isinstance(channel, Channel):

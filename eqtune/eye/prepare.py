@@ -80,9 +80,10 @@ class LinkPreparation(EngineState):
 
     def _fft_grid(self) -> tuple[np.ndarray, int]:
         """FFT frequency grid: the channel grid decimated by an integer factor keeping a time-aliasing
-        period >= MIN_PERIOD_UI (the pulse window is far shorter), and the FFT length."""
+        period >= ``period_ui`` (MIN_PERIOD_UI by default; the pulse window is far shorter), and the FFT
+        length."""
         df = self.channel.df_hz
-        target = self.baud_gbd * 1e9 / MIN_PERIOD_UI
+        target = self.baud_gbd * 1e9 / self.period_ui
         # a coarser channel grid than the target is interpolated onto the target grid (no time aliasing)
         df_fft = df * int(math.floor(target / df)) if df <= target else target
         n_fft = int(round(1.0 / (df_fft * self.dt_s)))

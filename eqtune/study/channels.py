@@ -116,8 +116,9 @@ def _base_definition(path: Path) -> dict:
 
 
 def parametric_channel(base: str, params: Mapping[str, Any], *, temperature_c: float | None = None,
-                       aggressors: bool = True):
-    """Load ``base`` (library name or channel TOML) with its host trace changed by ``params``."""
+                       aggressors: bool = True, df_hz: float | None = None):
+    """Load ``base`` (library name or channel TOML) with its host trace changed by ``params``; ``df_hz``:
+    the frequency step (None: the definition's own)."""
     from eqtune.channel import channel_from_definition
     from eqtune.channel.library import resolve
 
@@ -134,4 +135,4 @@ def parametric_channel(base: str, params: Mapping[str, Any], *, temperature_c: f
     desc = " ".join(f"{k}={v}" for k, v in sorted(params.items()) if k in TRACE_PARAMS)
     return channel_from_definition(variant, base_dir=path.parent, name=path.stem,
                                    source=f"{path} [{desc}]" if desc else str(path),
-                                   temperature_c=temperature_c, aggressors=aggressors)
+                                   temperature_c=temperature_c, aggressors=aggressors, df_hz=df_hz)

@@ -283,16 +283,19 @@ def corner_conditions(ref: ChannelRef, corner: Corner) -> tuple[float | None, bo
     return temp, xt
 
 
-def build_channel(ref: ChannelRef, corner: Corner):
-    """The ``Channel`` of a variant at a corner, through ``eqtune.channel``'s public API."""
+def build_channel(ref: ChannelRef, corner: Corner, df_hz: float | None = None):
+    """The ``Channel`` of a variant at a corner, through ``eqtune.channel``'s public API; ``df_hz``: its
+    frequency step (None: the definition's or file's own)."""
     temp, xt = corner_conditions(ref, corner)
     kw: dict[str, Any] = {"aggressors": xt}
     if temp is not None:
         kw["temperature_c"] = temp
+    if df_hz is not None:
+        kw["df_hz"] = df_hz
     if ref.kind == "content":  # sent by content hash (eqtune.study.content), on a worker
         from eqtune.study.content import channel_for_content
 
-        return channel_for_content(ref, temperature_c=temp, aggressors=xt)
+        return channel_for_content(ref, temperature_c=temp, aggressors=xt, df_hz=df_hz)
     if ref.kind in ("library", "file"):
         from eqtune.channel import load_channel
 
@@ -308,9 +311,14 @@ class EngineModel:
     #: the part of the vertical bathtub a field measurement could count: the Q-scale fit uses only this
     FIT_BER = (1e-4, 1e-9)
 
-    def __init__(self, combo: Combination, *, samples_per_ui: int = 32):
+    def __init__(self, combo: Combination, *, samples_per_ui: int = 32, period_ui: int | None = None,
+                 channel_df_hz: float | None = None):
         self.combo = combo
-        self.samples_per_ui = int(samples_per_ui)  # the engine's time step (EyeEngine; 32 = its default)
+        # the engine's time step and FFT period (EyeEngine; defaults 32 and 1024 UI) and the channel's
+        # frequency step (None: the channel's own)
+        self.samples_per_ui = int(samples_per_ui)
+        self.period_ui = period_ui
+        self.channel_df_hz = channel_df_hz
         self.corner_names = [c.name for c in combo.corners]
         self._metric = OBJECTIVE_METRIC[combo.tune.objective]
         self.engines = [self._engine(corner) for corner in combo.corners]
@@ -321,16 +329,17 @@ class EngineModel:
         # on a worker, combo.channel.ref and a profile path name their content's digest
         # (eqtune.study.content): the key is the content, the profile and the engine's version
         key = ("engine", ENGINE_VERSION, combo.channel, corner_conditions(combo.channel, corner), combo.profile,
-               combo.direction, combo.target_ber, self.samples_per_ui)
+               combo.direction, combo.target_ber, self.samples_per_ui, self.period_ui, self.channel_df_hz)
 
         def build():
             from eqtune.eye import EyeEngine
 
             # the channel is shared by every profile/direction of this variant and corner
-            channel = _cached(("channel", combo.channel, corner_conditions(combo.channel, corner)),
-                              lambda: build_channel(combo.channel, corner))
+            channel = _cached(("channel", combo.channel, corner_conditions(combo.channel, corner), self.channel_df_hz),
+                              lambda: build_channel(combo.channel, corner, self.channel_df_hz))
+            period = {} if self.period_ui is None else {"period_ui": self.period_ui}
             return EyeEngine(channel, combo.profile, direction=combo.direction, ber=combo.target_ber,
-                             samples_per_ui=self.samples_per_ui)
+                             samples_per_ui=self.samples_per_ui, **period)
 
         return _cached(key, build)
 

@@ -241,8 +241,10 @@ def worker_combination(item: StudyItem) -> Combination:
     return dataclasses.replace(item.combo, channel=ref, profile=profile)
 
 
-def channel_for_content(ref: ChannelRef, *, temperature_c: float | None, aggressors: bool):
-    """Build a ``kind="content"`` channel (``ref.params`` substituted into its host trace, as a sweep)."""
+def channel_for_content(ref: ChannelRef, *, temperature_c: float | None, aggressors: bool,
+                        df_hz: float | None = None):
+    """Build a ``kind="content"`` channel (``ref.params`` substituted into its host trace, as a sweep);
+    ``df_hz``: its frequency step (None: the definition's own)."""
     from eqtune.channel import channel_from_definition, load_channel
     from eqtune.study.channels import TRACE_PARAMS, variant_definition
 
@@ -254,6 +256,8 @@ def channel_for_content(ref: ChannelRef, *, temperature_c: float | None, aggress
     kw: dict[str, Any] = {"aggressors": aggressors}
     if temperature_c is not None:
         kw["temperature_c"] = temperature_c
+    if df_hz is not None:
+        kw["df_hz"] = df_hz
     if content.definition is None:
         if any(k in TRACE_PARAMS for k, _v in ref.params):
             raise ConfigError(f"{content.source}: a length/material sweep needs a channel definition "

@@ -214,6 +214,104 @@ def default_compute() -> Compute:
     return simulate
 
 
+class _Pass:
+    """One pass of combinations through an executor into the store (the spec's combinations, then a
+    screening study's refinements): the same tasks, chunks, resubmission of missing files, Ctrl-C
+    handling and progress for both."""
+
+    def __init__(self, store: ResultStore, progress: Progress | None, chunk: int | None,
+                 max_in_flight: int | None, on_interrupt: Callable[[], None] | None) -> None:
+        self.store, self.progress, self.chunk = store, progress, chunk
+        self.max_in_flight, self.on_interrupt = max_in_flight, on_interrupt
+        self.computed = 0
+        self.interrupted = False
+        self.aborted = ""
+
+    def run(self, executor: Any, info: Any, compute: Compute, todo: list[Combination], *, n_done: int,
+            total: int, links: Mapping[str, str] | None = None) -> None:
+        """Compute ``todo`` and store each row as it arrives; ``links``: full-fidelity id -> the screened
+        row it refines (``ResultStore.link_refined`` after the row is stored)."""
+        if not todo:
+            return
+        store = self.store
+        # tasks in flight. serial: one combination at a time, so every finished row is on
+        # disk before the next starts. processes: two tasks (chunks of combinations) per
+        # worker (one running, one queued); dask: four per thread, so a worker never waits a
+        # network round trip for its next task (a lost worker's tasks are rescheduled by
+        # dask, and a row is stored once whatever happens)
+        window = self.max_in_flight or (1 if info.kind == "serial" else
+                                        (4 if info.kind == "dask" else 2) * info.workers)
+        task = StudyTask(compute, prepare=info.kind != "serial")
+        packer = ContentPacker()
+        stop = StopFlag(self.on_interrupt)
+        computed = 0
+
+        def resubmit(item: Any, result: Mapping[str, Any]) -> Any:
+            # a worker lacks some channel/profile files: the same task again, with their bytes
+            need = result.get(NEED_CONTENT) if isinstance(result, dict) else None
+            return item.with_payload(packer.payload(need)) if need and item.payload is None else None
+
+        try:
+            with stop.installed():
+                items: Iterator[Any] = (_item(packer, c) for c in todo)
+                sizer = ChunkSizer(self.chunk)
+                if info.kind != "serial":
+                    items = _chunked(items, sizer)
+                for _item_done, result in run_tasks(executor, task, items, max_in_flight=window,
+                                                    stop=stop.is_set, resubmit=resubmit):
+                    if isinstance(result, dict) and NEED_CONTENT in result:
+                        raise StudyError(f"a worker did not accept the files of {result['id']} "
+                                         "(content digests did not match)")
+                    for row in result if isinstance(result, list) else [result]:
+                        store.append(row)
+                        if links and row.get("id") in links and row.get("status") == "ok":
+                            store.link_refined(links[row["id"]], row["id"])
+                        sizer.observe(row)
+                        computed += 1
+                        self.computed += 1
+                        n_done += 1
+                        if self.progress is not None:
+                            self.progress(row, n_done, total)
+            self.interrupted = stop.is_set() and computed < len(todo)
+        except KeyboardInterrupt:  # the second Ctrl-C (or one outside the main thread)
+            self.interrupted = True
+        except Exception as exc:  # noqa: BLE001 - the executor itself failed (lost worker, broken pool)
+            self.aborted = f"{type(exc).__name__}: {exc}"
+
+
+def refine_count(spec: StudySpec) -> int:
+    """How many of a screening study's worst combinations are refined (``[tune] refine_worst``; 0 else)."""
+    return max((c.tune.refine_worst for c in spec.combinations if c.tune.fidelity == "screen"), default=0)
+
+
+def refinement_todo(spec: StudySpec, store: ResultStore, n: int) -> list[tuple[str, Combination]]:
+    """(screened id, full-fidelity twin) of the screening rows to refine that are not stored yet: the
+    ``n`` worst by robust margin at each combination's worst corner, and the ``n`` worst at each corner
+    (a corner's ranking is what ``eqtune study query --corner`` answers). A twin stored by an earlier,
+    interrupted run is linked again here and not computed twice."""
+    from eqtune.study.screened import refine_combination
+
+    by_id = spec.by_id()
+    chosen: dict[str, None] = {}
+    for corner in [None, *store.corners()]:
+        for w in store.worst(n, corner=corner, method="screen", include_refined=True):
+            if w.id in by_id:
+                chosen.setdefault(w.id)
+    base_seed = int(spec.settings.get("seed", 0))
+    done = store.done_ids()
+    linked = store.refined_map()
+    out: list[tuple[str, Combination]] = []
+    for sid in chosen:
+        twin = refine_combination(by_id[sid], base_seed)
+        if twin.id in done:
+            if sid not in linked:
+                store.link_refined(sid, twin.id)
+            continue
+        out.append((sid, twin))
+    store.commit()
+    return out
+
+
 def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, scheduler: str | None = None,
               client: Any = None, resume: bool = False, compute: Compute | None = None,
               progress: Progress | None = None, report: bool = True, detail: Callable | None = None,
@@ -241,64 +339,35 @@ def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, schedul
     todo = [c for c in spec.combinations if c.id not in done]
     total = len(spec.combinations)
     started = time.time()
-    computed = 0
-    interrupted = False
-    aborted = ""
+    run = _Pass(store, progress, chunk, max_in_flight, on_interrupt)
     info_desc = "nothing left to compute"
+    refine = refine_count(spec)
     try:
-        if todo:
+        twins: list[tuple[str, Combination]] | None = None
+        if refine and not todo:  # a finished screen: open a cluster only if some refinement is left
+            twins = refinement_todo(spec, store.open(), refine)
+        if todo or twins:
             with open_executor(workers, scheduler, client=client) as (executor, info):
                 info_desc = info.description
                 store.open()
-                # tasks in flight. serial: one combination at a time, so every finished row is on
-                # disk before the next starts. processes: two tasks (chunks of combinations) per
-                # worker (one running, one queued); dask: four per thread, so a worker never waits a
-                # network round trip for its next task (a lost worker's tasks are rescheduled by
-                # dask, and a row is stored once whatever happens)
-                window = max_in_flight or (1 if info.kind == "serial" else
-                                           (4 if info.kind == "dask" else 2) * info.workers)
-                task = StudyTask(compute, prepare=info.kind != "serial")
-                packer = ContentPacker()
-                n_done = total - len(todo)
-                stop = StopFlag(on_interrupt)
-
-                def resubmit(item: Any, result: Mapping[str, Any]) -> Any:
-                    # a worker lacks some channel/profile files: the same task again, with their bytes
-                    need = result.get(NEED_CONTENT) if isinstance(result, dict) else None
-                    return item.with_payload(packer.payload(need)) if need and item.payload is None else None
-
-                try:
-                    with stop.installed():
-                        items: Iterator[Any] = (_item(packer, c) for c in todo)
-                        sizer = ChunkSizer(chunk)
-                        if info.kind != "serial":
-                            items = _chunked(items, sizer)
-                        for _item_done, result in run_tasks(executor, task, items, max_in_flight=window,
-                                                            stop=stop.is_set, resubmit=resubmit):
-                            if isinstance(result, dict) and NEED_CONTENT in result:
-                                raise StudyError(f"a worker did not accept the files of {result['id']} "
-                                                 "(content digests did not match)")
-                            for row in result if isinstance(result, list) else [result]:
-                                store.append(row)
-                                sizer.observe(row)
-                                computed += 1
-                                n_done += 1
-                                if progress is not None:
-                                    progress(row, n_done, total)
-                    interrupted = stop.is_set() and computed < len(todo)
-                except KeyboardInterrupt:  # the second Ctrl-C (or one outside the main thread)
-                    interrupted = True
-                except Exception as exc:  # noqa: BLE001 - the executor itself failed (lost worker, broken pool)
-                    aborted = f"{type(exc).__name__}: {exc}"
+                run.run(executor, info, compute, todo, n_done=total - len(todo), total=total)
+                if refine and not (run.interrupted or run.aborted):
+                    twins = refinement_todo(spec, store, refine) if twins is None else twins
+                    # the refinement's progress counts its own combinations (the screen's are done)
+                    run.run(executor, info, compute, [t for _, t in twins], n_done=0, total=len(twins),
+                            links={t.id: sid for sid, t in twins})
     finally:
         store.close()
+    computed, interrupted, aborted = run.computed, run.interrupted, run.aborted
     out.mkdir(parents=True, exist_ok=True)
-    rows = _rows_in_spec_order(spec, store.rows())
+    rows = _rows_in_spec_order(spec, store.rows(), store.refined_map())
     if rows:
         store.export_csv()  # results.csv: the same rows, for spreadsheets and scripts
     summary = summarize(spec, rows, executor=info_desc, computed=computed, started=started,
                         interrupted=interrupted)
     summary["duplicates_refused"] = store.duplicates_refused
+    if refine:
+        summary["refined"] = len(store.refined_map())
     write_json_atomic(out / SUMMARY, summary)
     result = StudyResult(out, rows, summary, computed, total - len(todo), interrupted=interrupted)
     if interrupted:
@@ -319,9 +388,17 @@ def run_study(spec: StudySpec, out_dir: str | Path, *, workers: int = 1, schedul
     return result
 
 
-def _rows_in_spec_order(spec: StudySpec, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+def _rows_in_spec_order(spec: StudySpec, rows: list[dict[str, str]],
+                        refined: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """The stored rows of ``spec``'s combinations in spec order; a refined screening row (``refined``:
+    screened id -> full-fidelity id) is given by its full-fidelity row."""
     order = {c.id: c.index for c in spec.combinations}
-    return sorted((r for r in rows if r["id"] in order), key=lambda r: order[r["id"]])
+    by_id = {r["id"]: r for r in rows}
+    out = []
+    for cid in sorted((i for i in by_id if i in order), key=lambda i: order[i]):
+        full = (refined or {}).get(cid)
+        out.append(by_id[full] if full in by_id else by_id[cid])
+    return out
 
 
 def _stats(values: list[float]) -> dict[str, float | None]:

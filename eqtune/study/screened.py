@@ -7,7 +7,8 @@ views); ``[tune] fidelity = "screen"`` makes it ~10x cheaper, with the same engi
 equations, by doing less of it:
 
 * the engines run at ``SCREEN_SAMPLES_PER_UI`` (8) samples a UI instead of 32 (the sampling phase is
-  searched on a 1/8 UI step; the pulse, ISI, crosstalk and noise terms are those of the full engine);
+  searched on a 1/8 UI step), on a channel built at a 100 MHz step with a 512 UI FFT period instead
+  of 10 MHz and 1024 UI; the pulse, ISI, crosstalk and noise terms are those of the full engine;
 * every code of the grid is scored by the stage-A eye (``EyeEngine.screen``: the 93A-30..35 Gaussian
   variances and the peak distortion of the largest cursors) at every corner, and only the
   ``screen_keep`` best by worst corner, the ``screen_keep`` best at the nominal corner and the
@@ -40,6 +41,11 @@ from eqtune.study.spec import Combination, seed_for
 
 #: the screen's time step: samples per UI of its engines (the full engine's default is 32)
 SCREEN_SAMPLES_PER_UI = 8
+#: the screen's FFT period (UI; the full engine keeps 1024) and channel frequency step (Hz; the library's
+#: channels are defined at 10 MHz): 512 UI is 9.6 ns at 53.125 GBd, over three times the delay of the
+#: longest trace a C2M screen sweeps (15.5 in, ~2.7 ns), and above the engine's longest pulse window
+SCREEN_PERIOD_UI = 512
+SCREEN_CHANNEL_DF_HZ = 100e6
 
 
 def _top(scores: np.ndarray, k: int) -> list[int]:
@@ -96,7 +102,8 @@ def solve_screened(combo: Combination, model: EngineModel) -> dict[str, Any]:
 
 def simulate_screened(combo: Combination) -> dict[str, Any]:
     """The screened eye-engine computation of one combination (``fidelity = "screen"``)."""
-    return solve_screened(combo, EngineModel(combo, samples_per_ui=SCREEN_SAMPLES_PER_UI))
+    return solve_screened(combo, EngineModel(combo, samples_per_ui=SCREEN_SAMPLES_PER_UI, period_ui=SCREEN_PERIOD_UI,
+                                             channel_df_hz=SCREEN_CHANNEL_DF_HZ))
 
 
 def refine_combination(combo: Combination, base_seed: int) -> Combination:

@@ -134,6 +134,7 @@ class WorstRow:
     corner: str
     margin: float | None
     verdict: str
+    method: str = ""  # grid | bayes | screen; a refined screening row shows its full-fidelity method
 
 
 class ResultStore:
@@ -179,6 +180,8 @@ class ResultStore:
                    "baseline REAL, robust REAL, PRIMARY KEY (id, corner)) WITHOUT ROWID")
         db.execute("CREATE INDEX IF NOT EXISTS corner_robust ON corner_margins (corner, robust)")
         db.execute("CREATE INDEX IF NOT EXISTS results_robust ON results (robust_margin)")
+        # a screening study's refined rows: the screened row's id -> the full-fidelity row's id
+        db.execute("CREATE TABLE IF NOT EXISTS refined (screen_id TEXT PRIMARY KEY, id TEXT NOT NULL) WITHOUT ROWID")
         db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         db.execute("INSERT OR IGNORE INTO meta VALUES ('columns', ?)", (json.dumps(COLUMNS),))
         db.execute("COMMIT")
@@ -245,24 +248,42 @@ class ResultStore:
             if db is not self._db:
                 db.close()
 
-    def worst(self, n: int = 20, *, corner: str | None = None, verdict: str | None = None) -> list[WorstRow]:
+    def _has_refined(self) -> bool:
+        got = self._select("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'refined'")
+        return bool(got)
+
+    def worst(self, n: int = 20, *, corner: str | None = None, verdict: str | None = None,
+              method: str | None = None, include_refined: bool = False) -> list[WorstRow]:
         """The ``n`` finished combinations with the lowest robust-code margin: at ``corner`` (a corner
-        name, e.g. ``85C``), else at each combination's worst corner; ``verdict`` filters (pass/fail)."""
+        name, e.g. ``85C``), else at each combination's worst corner; ``verdict`` filters (pass/fail),
+        ``method`` too (``screen``: the screened rows only). A screened row that has been refined
+        (``link_refined``) is answered by its full-fidelity row; ``include_refined`` keeps both."""
         where, args = ["r.status = 'ok'"], []
         if verdict:
             where.append("r.verdict = ?")
             args.append(verdict)
+        if method:
+            where.append("r.method = ?")
+            args.append(method)
+        if not include_refined and self._has_refined():
+            where.append("r.id NOT IN (SELECT screen_id FROM refined)")
         if corner is not None:
-            sql = ("SELECT r.id, r.channel, r.profile, c.corner, c.robust, r.verdict FROM corner_margins c "
+            sql = ("SELECT r.id, r.channel, r.profile, c.corner, c.robust, r.verdict, r.method FROM corner_margins c "
                    "JOIN results r ON r.id = c.id WHERE c.corner = ? AND c.robust IS NOT NULL AND "
                    + " AND ".join(where) + " ORDER BY c.robust, r.id LIMIT ?")
             got = self._select(sql, (corner, *args, int(n)))
         else:
-            sql = ("SELECT r.id, r.channel, r.profile, r.robust_worst_corner, r.robust_margin, r.verdict "
+            sql = ("SELECT r.id, r.channel, r.profile, r.robust_worst_corner, r.robust_margin, r.verdict, r.method "
                    "FROM results r WHERE r.robust_margin IS NOT NULL AND " + " AND ".join(where)
                    + " ORDER BY r.robust_margin, r.id LIMIT ?")
             got = self._select(sql, (*args, int(n)))
-        return [WorstRow(r[0], r[1] or "", r[2] or "", r[3] or "", r[4], r[5] or "") for r in got]
+        return [WorstRow(r[0], r[1] or "", r[2] or "", r[3] or "", r[4], r[5] or "", r[6] or "") for r in got]
+
+    def refined_map(self) -> dict[str, str]:
+        """Screened row id -> its full-fidelity row id, for every refined row of a screening study."""
+        if not self._has_refined():
+            return {}
+        return {a: b for a, b in self._select("SELECT screen_id, id FROM refined")}
 
     # -- writing -------------------------------------------------------------------
     def open(self) -> ResultStore:
@@ -312,6 +333,15 @@ class ResultStore:
         if time.monotonic() - self._last_commit >= self.commit_every_s:
             self.commit()
         return added
+
+    def link_refined(self, screen_id: str, full_id: str) -> None:
+        """Record that the screened row ``screen_id`` was computed again at full fidelity as ``full_id``
+        (stored with ``append``, in the same commit group: a SIGKILL keeps both or neither link)."""
+        assert self._db is not None, "ResultStore.open() first"
+        if self._uncommitted == 0:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._uncommitted += 1
+        self._db.execute("INSERT OR IGNORE INTO refined VALUES (?, ?)", (str(screen_id), str(full_id)))
 
     def commit(self) -> None:
         if self._db is not None and self._uncommitted:
