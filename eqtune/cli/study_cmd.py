@@ -78,6 +78,9 @@ def study(spec: str, out_dir: str | None, workers: int | None, scheduler: str | 
     else:
         click.echo(f"study {s['study']}: {s['finished']}/{s['combinations']} combinations "
                    f"({result.computed} computed now, {result.skipped} from earlier runs) on {s['executor']}")
+        if "refined" in s:
+            click.echo(f"screening: {s['refined']} of the worst rows refined at full fidelity "
+                       f"(eqtune study query {result.out_dir} --worst 20)")
         click.echo(f"verdict: {s['pass']} pass, {s['fail']} fail, {len(s['errors'])} errors")
         m = s["margin"]["robust"]
         if m["min"] is not None:
@@ -112,11 +115,15 @@ def _progress(total: int, quiet: bool):
 
     # the ETA counts this run's rows only (a resumed study starts at the rows stored earlier), the
     # same for local processes and a dask cluster: rows are counted where they are stored
+    # a screening study's refinement pass reports its own count (total_ changes): a new ETA and label
     eta = StudyEta(total)
     if not stderr_is_terminal():  # a pipe or a log: whole lines, never a bar cut at a fixed width
         plain = PlainProgress("study", total)
 
         def plain_cb(row, done: int, total_: int) -> None:
+            nonlocal eta, plain
+            if total_ != eta.total:
+                eta, plain = StudyEta(total_), PlainProgress("refine at full fidelity", total_)
             eta.update(done)
             plain.update(done, f"{eta.text()}  {row.get('channel', '')}: {row.get('verdict') or row.get('status')}")
 
@@ -136,6 +143,10 @@ def _progress(total: int, quiet: bool):
     task = bar.add_task("study", total=total, last="", eta="eta --")
 
     def cb(row, done: int, total_: int) -> None:
+        nonlocal eta, task
+        if total_ != eta.total:
+            eta = StudyEta(total_)
+            task = bar.add_task("refine", total=total_, last="", eta="eta --")
         eta.update(done)
         last = f"{row.get('channel', '')}: {row.get('verdict') or row.get('status')}"
         bar.update(task, completed=done, last=last[:60], eta=eta.text())

@@ -40,24 +40,31 @@ def query(out_dir: str, n: int, corner: str | None, verdict: str | None, csv_pat
             raise InputError(f"corner {corner!r} is not in this study; its corners: {', '.join(known) or 'none'}")
     worst = store.worst(n, corner=corner, verdict=verdict)
     elapsed = time.perf_counter() - t0
-    total = store.count()
+    refined = len(store.refined_map())
+    total = store.count() - refined  # a refined screening row and its full-fidelity row are one combination
     if csv_path:
         store.export_csv(csv_path)
     if as_json:
         from eqtune.cli._common import echo_json
 
-        doc: dict[str, Any] = {"out": str(out_dir), "rows_in_store": total, "corner": corner, "verdict": verdict,
+        doc: dict[str, Any] = {"out": str(out_dir), "rows_in_store": total + refined, "combinations": total,
+                               "refined": refined, "corner": corner, "verdict": verdict,
                                "query_s": round(elapsed, 4),
                                "worst": [{"id": w.id, "channel": w.channel, "profile": w.profile, "corner": w.corner,
-                                          "robust_margin": w.margin, "verdict": w.verdict} for w in worst]}
+                                          "robust_margin": w.margin, "verdict": w.verdict, "method": w.method}
+                                         for w in worst]}
         echo_json(doc)
         return
     at = f"at {corner}" if corner else "at each link's worst corner"
     click.echo(f"{len(worst)} worst of {total} combinations, robust-code margin {at}"
                + (f", verdict {verdict}" if verdict else "") + f" ({elapsed * 1000:.0f} ms)")
+    screening = refined or any(w.method == "screen" for w in worst)
+    if screening:
+        click.echo(f"screening study: {refined} rows refined at full fidelity; 'screen' marks a screened figure")
     for rank, w in enumerate(worst, 1):
         margin = f"{w.margin:8.2f}" if w.margin is not None else "       -"
-        click.echo(f"{rank:4d} {margin}  {w.corner:<10} {w.verdict:<5} {w.channel} | {w.profile or 'default'}")
+        how = f"{'screen' if w.method == 'screen' else 'full':<7}" if screening else ""
+        click.echo(f"{rank:4d} {margin}  {w.corner:<10} {w.verdict:<5} {how}{w.channel} | {w.profile or 'default'}")
     if csv_path:
         click.echo(f"exported: {csv_path}")
 

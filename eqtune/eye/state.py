@@ -67,6 +67,7 @@ class EngineState:
     baud_gbd: float
     ui_s: float
     dt_s: float
+    period_ui: int  # the FFT's time-aliasing period (UI)
     levels: FloatArray
     sigma_x2: float
     spacing: FloatArray

@@ -129,3 +129,5 @@ def test_the_shipped_100000_combination_spec_expands():
     assert [c.name for c in spec.combinations[0].corners] == ["25C", "85C"]
     lengths = sorted({c.channel.param("length_in") for c in spec.combinations})
     assert len(lengths) == 12_500 and lengths[0] == 3.0 and lengths[-1] == 15.499 and 4.217 in lengths
+    # a screening study that refines its 200 worst links at full fidelity
+    assert {(c.tune.fidelity, c.tune.refine_worst) for c in spec.combinations[:100]} == {("screen", 200)}
