@@ -202,13 +202,29 @@ def solve(combo: Combination, model: LinkModel) -> dict[str, Any]:
             robust_pt, robust_pc = default, base_pc
         n_evals = n1 * 1 + n2 * nc + 2 * nc
         method = "bayes"
+    fec = fec_verdict(model, robust_pt, nc)
+    return result_row(combo, model, method=method, n_evals=n_evals, default=default, base_pc=base_pc,
+                      tuned=(tuned_pt, tuned_m), robust=(robust_pt, robust_pc), fec=fec)
+
+
+def result_row(combo: Combination, model: Any, *, method: str, n_evals: int, default: EqPoint,
+               base_pc: Sequence[Mapping[str, float]], tuned: tuple[EqPoint, Mapping[str, float]],
+               robust: tuple[EqPoint, Sequence[Mapping[str, float]]], fec: Mapping[str, Any],
+               floor_cross_check: bool = True) -> dict[str, Any]:
+    """A results row from the picked codes and their per-corner metrics: the worst corners, the floor
+    at the robust codes' worst corner, the verdict; ``fec``: the FEC columns (``fec_verdict``)."""
+    names = list(model.corner_names)
+    space = model.space
+    _, base_w = _worst(base_pc)
+    tuned_pt, tuned_m = tuned
+    robust_pt, robust_pc = robust
     wi, robust_w = _worst(robust_pc)
-    floor = model.floor(wi, robust_pt, combo.ber_floor)
+    floor = (model.floor(wi, robust_pt, combo.ber_floor) if floor_cross_check else
+             model.floor(wi, robust_pt, combo.ber_floor, cross_check=False))  # LinkModel.floor has no option
     deepest = ber_key(min(combo.ber_floor)) if combo.ber_floor else None
     fl = floor.get(deepest, {}) if deepest else {}
     floor_eh = fl.get("direct") if fl.get("direct") is not None else fl.get("extrapolated")
     v, reasons = verdict(combo, robust_pc, names)
-    fec = fec_verdict(model, robust_pt, nc)
     return {
         "status": "ok", "method": method, "n_evals": n_evals,
         "baseline_codes": _codes(space, default), **_metric_cols("baseline", base_w),
@@ -216,7 +232,7 @@ def solve(combo: Combination, model: LinkModel) -> dict[str, Any]:
         "robust_codes": _codes(space, robust_pt), **_metric_cols("robust", robust_w),
         "robust_worst_corner": names[wi],
         "corner_margins": {names[i]: {"baseline": finite_or_none(base_pc[i]["margin"]),
-                                      "robust": finite_or_none(robust_pc[i]["margin"])} for i in range(nc)},
+                                      "robust": finite_or_none(robust_pc[i]["margin"])} for i in range(len(names))},
         "floor_ber": min(combo.ber_floor) if combo.ber_floor else None,
         "floor_eh_mv": finite_or_none(floor_eh),
         "ber_floor": floor,

@@ -34,9 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from eqtune.jsonutil import finite_or_none
-from eqtune.study.berfloor import ber_key
-from eqtune.study.compute import EngineModel, _codes, _metric_cols, _worst, verdict
+from eqtune.study.compute import EngineModel, result_row
 from eqtune.study.spec import Combination, seed_for
 
 #: the screen's time step: samples per UI of its engines (the full engine's default is 32)
@@ -70,34 +68,16 @@ def solve_screened(combo: Combination, model: EngineModel) -> dict[str, Any]:
     per = [model.measure(ci, points) for ci in range(nc)]  # exact (stage B) at every corner
     margins = np.array([[m["margin"] for m in per[ci]] for ci in range(nc)])
     base_pc = [per[ci][-1] for ci in range(nc)]
-    _, base_w = _worst(base_pc)
     # the default is a candidate too, so neither pick is worse than where the link started
     j_tuned = int(np.argmax(margins[0]))
     j_robust = int(np.argmax(margins.min(axis=0)))
     tuned_pt, robust_pt = points[j_tuned], points[j_robust]
     tuned_m = per[0][j_tuned]
     robust_pc = [per[ci][j_robust] for ci in range(nc)]
-    wi, robust_w = _worst(robust_pc)
-    floor = model.floor(wi, robust_pt, combo.ber_floor, cross_check=False)
-    deepest = ber_key(min(combo.ber_floor)) if combo.ber_floor else None
-    fl = floor.get(deepest, {}) if deepest else {}
-    floor_eh = fl.get("direct") if fl.get("direct") is not None else fl.get("extrapolated")
-    v, reasons = verdict(combo, robust_pc, names)
-
-    return {
-        "status": "ok", "method": "screen", "n_evals": len(grid) * nc + len(points) * nc,
-        "baseline_codes": _codes(space, default), **_metric_cols("baseline", base_w),
-        "tuned_codes": _codes(space, tuned_pt), **_metric_cols("tuned", tuned_m),
-        "robust_codes": _codes(space, robust_pt), **_metric_cols("robust", robust_w),
-        "robust_worst_corner": names[wi],
-        "corner_margins": {names[i]: {"baseline": finite_or_none(base_pc[i]["margin"]),
-                                      "robust": finite_or_none(robust_pc[i]["margin"])} for i in range(nc)},
-        "floor_ber": min(combo.ber_floor) if combo.ber_floor else None,
-        "floor_eh_mv": finite_or_none(floor_eh),
-        "ber_floor": floor,
-        "fec_frame_error_ratio": None, "fec_worst_corner": None, "ai_ready": None,
-        "verdict": v, "fail_reasons": "; ".join(reasons),
-    }
+    no_fec = {"fec_frame_error_ratio": None, "fec_worst_corner": None, "ai_ready": None}
+    return result_row(combo, model, method="screen", n_evals=len(grid) * nc + len(points) * nc, default=default,
+                      base_pc=base_pc, tuned=(tuned_pt, tuned_m), robust=(robust_pt, robust_pc), fec=no_fec,
+                      floor_cross_check=False)
 
 
 def simulate_screened(combo: Combination) -> dict[str, Any]:
