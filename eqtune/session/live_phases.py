@@ -9,6 +9,7 @@ from typing import Any
 from eqtune.errors import ModuleError
 from eqtune.serdes.knobs import BER_METRICS
 from eqtune.session.live_search import TunerSearch
+from eqtune.tune.plan import dwell_text
 
 
 class TunerPhases(TunerSearch):
@@ -16,7 +17,7 @@ class TunerPhases(TunerSearch):
 
     def _baseline(self) -> dict[int, dict[str, Any]]:
         self._ensure_connected()
-        self._phase("baseline", f"measuring the original codes ({self.config.verify_dwell:g} s per group)")
+        self._phase("baseline", f"measuring the original codes ({dwell_text(self.config.verify_dwell)} per group)")
         cfg = self.config
         for gi, g in enumerate(self.groups):
             done = self.view.readings("baseline", gi)
@@ -42,7 +43,7 @@ class TunerPhases(TunerSearch):
                 self._tune()
                 break
         rec = self._recommendations()
-        self._phase("verify", f"measuring the recommendation ({cfg.verify_dwell:g} s per group)")
+        self._phase("verify", f"measuring the recommendation ({dwell_text(cfg.verify_dwell)} per group)")
         for gi, g in enumerate(self.groups):
             if all(ln in self.view.readings("verify", gi) for ln in g):
                 continue

@@ -108,7 +108,7 @@ class LivePlan:
     def _screen_text(self) -> str:
         if not self.screen_dwell_s:
             return ""
-        return f", search screens at {self.screen_dwell_s:g} s, the last {self.closing} at the full dwell"
+        return f", search screens at {dwell_text(self.screen_dwell_s)}, the last {self.closing} at the full dwell"
 
     def text(self) -> str:
         space = f"{self.feasible} feasible codes" if self.feasible is not None else f"{self.space_size} codes"
@@ -116,7 +116,7 @@ class LivePlan:
                if self.mode == "exhaustive" else f"Bayesian search, up to {self.budget} evaluations")
         dwells = f"{self.groups} dwell{'s' if self.groups != 1 else ''} to measure every lane once"
         return (f"plan: knobs {', '.join(self.knobs)}; {space}; {how} per lane group x {self.groups} ({dwells}); "
-                f"at most {_duration(self.expected_s)} at {self.dwell_s:g} s dwell{self._screen_text()} "
+                f"at most {_duration(self.expected_s)} at {dwell_text(self.dwell_s)} dwell{self._screen_text()} "
                 "(less when BER counts decide "
                 "early or a group stops with nothing left to learn)")
 
@@ -140,6 +140,13 @@ def live_plan(space: KnobSpace, *, groups: int, budget: int, dwell_s: float, ver
     return LivePlan(list(space.names), int(isp.size), nf, int(groups), int(budget),
                     "exhaustive" if exhaustive else "gp", evals, float(dwell_s), groups * per_group,
                     float(screen_dwell_s) if screen_dwell_s else None, int(remeasure) if screen_dwell_s else 0)
+
+
+def dwell_text(s: float) -> str:
+    """A dwell for a person to read: seconds to 3 significant digits ("28.2 s", "282 s", "0.01 s").
+    The journal and ``--json`` keep the exact value; a dwell derived from a BER target (bits / baud)
+    has no meaningful fourth digit to show."""
+    return f"{float(s):.3g} s" if float(s) < 1e3 else f"{float(s):.0f} s"
 
 
 def _duration(s: float) -> str:

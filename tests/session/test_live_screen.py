@@ -14,6 +14,7 @@ from eqtune.errors import InputError
 from eqtune.session.config import SCREEN_CONTENDERS
 from eqtune.session.live import LiveConfig, LiveTuner, load_session
 from eqtune.session.live_search import screen_looks
+from eqtune.tune.plan import dwell_text
 
 DWELL = 28.2  # s on the emulator's virtual clock: 3e12 bits at 106.25 Gb/s, a 1e-12 BER target
 SCREEN = DWELL / 8
@@ -86,7 +87,7 @@ def test_screened_search_dwells_short_closes_on_full_dwell_contenders_and_keeps_
     stops = [e for e in events if e.kind == "stop"]
     assert len(stops) == 1 and stops[0].data["rule"] == last["stop_rule"]
     plan = next(e for e in events if e.kind == "plan")
-    assert f"search screens at {SCREEN:g} s" in plan.text()
+    assert f"search screens at {dwell_text(SCREEN)}," in plan.text()
     floor = 3.0 / (link.bit_rate_bps * DWELL)
     for ln in range(1, 9):
         true = {tx: link.ber(ln, "module_rx", {"tx_eq": tx}) for tx in range(11)}

@@ -12,7 +12,7 @@ import pytest
 from eqtune.serdes.knobs import Knob, KnobSpace
 from eqtune.tune import FunctionSource, GPOptimizer, optimizer_from_state, tune
 from eqtune.tune import space as space_mod
-from eqtune.tune.plan import live_plan
+from eqtune.tune.plan import dwell_text, live_plan
 from eqtune.tune.space import IndexedSpace
 
 
@@ -130,6 +130,13 @@ def test_live_plan_says_exhaustive_and_the_expected_time():
     assert "every code once" in p.text() and "knobs a, b" in p.text() and "20 feasible codes" in p.text()
     q = live_plan(sp, groups=1, budget=12, dwell_s=28.0, remeasure=0)
     assert q.mode == "gp" and "Bayesian search, up to 12" in q.text()
+
+
+def test_plan_line_shows_a_dwell_to_three_significant_digits():
+    # a dwell derived from a BER target (3e12 bits / 106.25 Gb/s = 28.235... s) reads as 28.2 s, not 28.2353
+    p = live_plan(_bowl_space(), groups=1, budget=30, dwell_s=3e12 / 106.25e9)
+    assert "at 28.2 s dwell" in p.text() and "28.23" not in p.text()
+    assert [dwell_text(s) for s in (0.01, 3.52467, 281.951, 4000.4)] == ["0.01 s", "3.52 s", "282 s", "4000 s"]
 
 
 def test_live_later_lane_groups_start_from_the_earlier_groups_measurements():
