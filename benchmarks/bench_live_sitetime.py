@@ -15,7 +15,7 @@ Configurations:
 * ``today``: the live loop before this change (the code of commit 4f059f4, unpacked with ``git archive``
   into ``--base-tree``, imported in a subprocess): every measurement the full dwell, budget used to the
   end, one lane per dwell (its BERT is one channel);
-* ``sequential``: the current code: dwell as a decision (eqtune.tune.dwell), the settled / exhausted stops,
+* ``sequential``: the current code unscreened (``--no-screen``): dwell as a decision (eqtune.tune.dwell), the settled / exhausted stops,
   a BERT with ``--channels-per-bert`` channels gated together;
 * ``fixed``: the current code with ``sequential=False`` (the stops without the sequential dwell);
 * ``patience``: ``sequential`` with ``--patience 6`` (what the TUI and ``eqtune demo`` use);
@@ -27,6 +27,8 @@ Configurations:
   lane's best codes by posterior mean: ``--contenders``, default the session's 4) the full dwell;
   ``screen``: the same with
   ``--channels-per-bert`` channels;
+* ``default``: what a session does when it does not say (``LiveConfig``'s defaults: since screening is
+  the default for a 28.2 s dwell, the ``screen`` configuration chosen by ``choose_screen``);
 * ``base``: ``sequential`` from ``--before-tree`` (an earlier commit unpacked with ``git archive``: the
   before of a change, in the same run);
 * ``tpe``: Optuna's TPE sampler, per lane, through the same module and BERT (full dwell each trial,
@@ -138,7 +140,7 @@ def loss_db(ber_by_code: dict[tuple[int, ...], float], codes: dict[str, int], re
 
 def run_live(channel: str, seed: int, budget: int, *, sequential: bool | None, channels: int,
              tmp: Path, patience: int | None = None, screen_dwell_s: float | None = None,
-             contenders: int = 0) -> dict[str, Any]:
+             contenders: int = 0, default: bool = False) -> dict[str, Any]:
     """One session through this tree's (or, from the subprocess, the base tree's) LiveTuner."""
     from eqtune.drivers.cmis import CmisModule
     from eqtune.drivers.transport import PagedRegisters
@@ -157,6 +159,8 @@ def run_live(channel: str, seed: int, budget: int, *, sequential: bool | None, c
         kw["patience"] = patience
     if screen_dwell_s:
         kw["screen_dwell_s"] = screen_dwell_s
+    elif not default and "screen" in getattr(LiveConfig, "__dataclass_fields__", {}):
+        kw["screen"] = "off"  # the unscreened configurations stay unscreened where screening is the default
     if contenders:
         kw["remeasure_top_k"] = contenders
     cfg = LiveConfig(module=res, lanes=list(range(1, 9)), instrument="bert:in-process", dwell_s=DWELL_S,
@@ -239,12 +243,12 @@ def child(args: argparse.Namespace) -> int:
         out = run_tpe(CHANNELS[args.channel], args.seed, args.budget, tmp)
     else:
         seq = {"today": None, "sequential": True, "fixed": False, "patience": True, "seq1": True, "base": True,
-               "seq8": True, "screen8": True, "screen": True}[args.config]
+               "seq8": True, "screen8": True, "screen": True, "default": True}[args.config]
         chans = {"today": 1, "seq1": 1, "seq8": 8, "screen8": 8}.get(args.config, args.channels_per_bert)
         screen = DWELL_S / args.screen_share if args.config.startswith("screen") else None
         out = run_live(CHANNELS[args.channel], args.seed, args.budget, sequential=seq, channels=chans, tmp=tmp,
                        patience=6 if args.config == "patience" else None, screen_dwell_s=screen,
-                       contenders=args.contenders if screen else 0)
+                       contenders=args.contenders if screen else 0, default=args.config == "default")
     print(json.dumps(out))
     return 0
 

@@ -38,9 +38,12 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
                 remeasure: int | None = None, warm: str | dict | None = None, site: str | None = None,
                 customer: str | None = None, link: str | None = None, operator: str | None = None,
                 bit_rate_gbps: float = DEFAULT_BIT_RATE_GBPS, prior_session: str | None = None,
-                fixed_dwell: bool = False, screen_dwell: float | None = None, allow_traffic_down: bool = False):
+                fixed_dwell: bool = False, screen_dwell: float | None = None, no_screen: bool = False,
+                allow_traffic_down: bool = False):
     """The :class:`~eqtune.session.live.LiveConfig` of ``eqtune tune --live`` (one keyword per option;
-    ``lanes`` as given to ``--lane``; dwell from ``--target-ber`` when ``--dwell`` is not given)."""
+    ``lanes`` as given to ``--lane``; dwell from ``--target-ber`` when ``--dwell`` is not given; the screen
+    from ``--screen-dwell S`` (0: none) or ``--no-screen``, else chosen when the session starts:
+    :func:`eqtune.session.config.choose_screen`)."""
     from eqtune.session.config import LiveConfig
     from eqtune.tune.base import parse_optimizer_options
     from eqtune.validate import finite, integer
@@ -65,6 +68,10 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
         dwell_s = dwell_for(target_ber, finite(bit_rate_gbps, "bit rate (Gb/s)", gt=0.0) * 1e9)
     else:
         dwell_s = 1.0
+    screen_dwell = num(screen_dwell, "--screen-dwell (s)", ge=0.0)
+    if no_screen and screen_dwell:
+        raise InputError(f"give either --screen-dwell {screen_dwell:g} or --no-screen, not both")
+    screen = "off" if no_screen or screen_dwell == 0.0 else ("given" if screen_dwell else "auto")
     metadata = {"site": site, "customer": customer, "link": link, "operator": operator}
     return LiveConfig(
         module=str(module),
@@ -88,7 +95,8 @@ def live_config(*, module: str | None, lanes: Sequence[str] | str | int | None =
         warm=warm_from_option(warm),
         prior_session=prior_session or None,
         sequential=not fixed_dwell,
-        screen_dwell_s=num(screen_dwell, "--screen-dwell (s)", gt=0.0),
+        screen_dwell_s=screen_dwell or None,
+        screen=screen,
         metadata={k: str(v) for k, v in metadata.items() if v},
         allow_traffic_down=bool(allow_traffic_down),
     )

@@ -101,11 +101,15 @@ def show(session_id: str, sessions: str | None, as_json: bool, eye: bool) -> Non
     screen = f", screen {cfg.screen_dwell_s:g} s" if cfg.screening and cfg.screen_dwell_s else ""
     click.echo(f"  tuning    metric {cfg.metric}, dwell {cfg.dwell_s:g} s{screen}, verify {cfg.verify_dwell:g} s, "
                f"budget {cfg.budget}, seed {cfg.seed}")
+    why = ((view.plan() or {}).get("screen") or {}).get("why") or cfg.screen_why
+    if why:
+        click.echo(printable(f"  screen    {why}"))
     for ln, r in sorted(lanes.items()):
         b = "-" if r.baseline_margin is None else f"{r.baseline_margin:.3f}"
         v = "-" if r.verified_margin is None else f"{r.verified_margin:.3f}"
         click.echo(f"  lane {ln}: baseline {b} -> tuned {v}, {r.evaluations} evaluations, "
                    f"{r.decision or 'undecided'}"
+                   + (f", stopped ({r.stop_rule}): {printable(r.stop or '')}" if r.stop_rule else "")
                    + (", holds " + " ".join(f"{k}={v}" for k, v in sorted(r.final.items())) if r.final else ""))
     if contents.torn is not None:
         click.echo(f"  note: {contents.torn.describe()}; `eqtune session resume {session_id}` sets it aside")

@@ -89,10 +89,13 @@ def _load_json(path: str, option: str) -> Any:
 @click.option("--patience", type=click.IntRange(min=1), default=None, metavar="K", help="Stop when the recommendation is unchanged for K evaluations.")
 @click.option("--remeasure", type=click.IntRange(min=0), default=0, metavar="K", help="Re-measure the K best points at the end (noisy sources).")
 @click.option("--fixed-dwell", is_flag=True, help="[live] Every BER measurement dwells the whole --dwell (default: it ends once its count decides against the incumbent).")
-@click.option("--screen-dwell", type=FiniteFloat(min=0.0, min_open=True), default=None, metavar="S",
+@click.option("--screen-dwell", type=FiniteFloat(min=0.0), default=None, metavar="S",
               help="[live] Screen: search measurements dwell at most S s (a higher BER target, e.g. --dwell / 8); "
                    "each lane's best codes (the last --remeasure evaluations, default 4) and the verify dwell "
-                   "the whole --dwell. A stop rule moves the group to those first.")
+                   "the whole --dwell. A stop rule moves the group to those first. Default: chosen when the "
+                   "session starts (--dwell / 8 for BER with a dwell of 8 s or more, a target of 1e-9 or "
+                   "less and a budget above 8; the plan says which); 0 = no screen.")
+@click.option("--no-screen", is_flag=True, help="[live] No screen: every search measurement may dwell the whole --dwell.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (progress goes to stderr).")
 @click.option("--save-profile", default=None, metavar="FILE", help="Write the tuned codes as a profile / JSON file.")
 @click.option("--plot", default=None, metavar="FILE.png", help="Convergence curve and tuned eye.")
@@ -141,7 +144,7 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
          sessions: str | None, site: str | None, customer: str | None, link: str | None,
          operator: str | None, verify_dwell: float | None, metric: str | None, target_ber: float | None,
          settle: float | None, prior_session: str | None, fixed_dwell: bool, screen_dwell: float | None,
-         allow_traffic_down: bool, extrapolate: str = "none", rx_ffe: str | None = None) -> None:
+         no_screen: bool, allow_traffic_down: bool, extrapolate: str = "none", rx_ffe: str | None = None) -> None:
     """Tune the equalization codes of CHANNEL for the largest eye margin.
 
     \b
@@ -173,7 +176,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
             target_ber=target_ber, channel=channel, optimizer=optimizer, optimizer_options=_split(optimizer_option),
             target=target_margin, time_budget=time_budget, patience=patience, remeasure=remeasure, warm=warm,
             site=site, customer=customer, link=link, operator=operator, prior_session=prior_session,
-            fixed_dwell=fixed_dwell, screen_dwell=screen_dwell, allow_traffic_down=allow_traffic_down)
+            fixed_dwell=fixed_dwell, screen_dwell=screen_dwell, no_screen=no_screen,
+            allow_traffic_down=allow_traffic_down)
         run_live(cfg, sessions=sessions, session=session, as_json=as_json, save_profile=save_profile)
         return
     live_given = [o for o, v in (("--module", module), ("--instrument", instrument),
@@ -182,7 +186,8 @@ def tune(channel: str | None, mode: str, knobs: str | None, fix: str | None, bud
                                  ("--link", link), ("--operator", operator), ("--verify-dwell", verify_dwell),
                                  ("--metric", metric), ("--target-ber", target_ber), ("--settle", settle),
                                  ("--prior-session", prior_session), ("--fixed-dwell", fixed_dwell),
-                                 ("--screen-dwell", screen_dwell), ("--allow-traffic-down", allow_traffic_down))
+                                 ("--screen-dwell", screen_dwell is not None), ("--no-screen", no_screen),
+                                 ("--allow-traffic-down", allow_traffic_down))
                   if v]
     if live_given:
         raise TuneError(f"{', '.join(live_given)} only apply with --live")

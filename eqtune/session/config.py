@@ -28,6 +28,7 @@ RECORD_TYPES: dict[str, str] = {
                 "input adaptive EQ was on (tx_adaptive)",
     "plan": "knobs tuned, lane groups (lanes measured together), budget, metric, dwell, verify dwell, "
             "warm: per lane the codes measured first (warm start; resolved once, so a resume measures the same), "
+            "screen {mode auto|off|given|legacy, dwell_s: the search's screen dwell (null: none), why: one line}, "
             "prior (with --prior-session): the earlier session used {session (null: auto found none), how, "
             "knobs, codes, margins, identity, reason}, the first lane group's prior mean",
     "apply": "a write about to happen (journaled before the I/O): phase, group, n, codes per lane, and "
@@ -72,6 +73,41 @@ RECORD_TYPES: dict[str, str] = {
 #: 8-channel BERT, screen = dwell / 8): with 2, one lane ended 0.24 dB off (its tx_eq 7 codes, 1.7e-12
 #: against 6.6e-12, tie at the screen and none was among the two); with 4, every lane within 0.01 dB
 SCREEN_CONTENDERS = 4
+
+#: screening by default (``LiveConfig.screen == "auto"``, :func:`choose_screen`): a search measurement
+#: dwells ``dwell / SCREEN_SHARE`` (a BER target 8x higher), chosen on the library channel (emulated
+#: c2m-10in module, bench_live_sitetime ``screen`` vs ``sequential``); only where a full dwell is long
+#: enough to be worth cutting (``SCREEN_MIN_DWELL_S``: below it the write and the gate's round trips
+#: cost as much as the count), the BER target is one a screen can refute codes against
+#: (``SCREEN_MAX_TARGET_BER``: at 1e-6 a full dwell is a fraction of a second) and the budget leaves a
+#: search before the contenders' full dwells (``SCREEN_MIN_BUDGET``)
+SCREEN_SHARE = 8.0
+SCREEN_MIN_DWELL_S = 8.0
+SCREEN_MAX_TARGET_BER = 1e-9
+SCREEN_MIN_BUDGET = 8
+#: ``LiveConfig.screen``: auto (:func:`choose_screen`), off (every search measurement may dwell the whole
+#: ``--dwell``), given (``screen_dwell_s`` as asked), legacy (a journal from before screening was the
+#: default: resumed as it ran, unscreened)
+SCREEN_MODES = ("auto", "off", "given", "legacy")
+
+
+def choose_screen(metric: str, dwell_s: float, target_ber: float | None, budget: int) -> tuple[float | None, str]:
+    """(screen dwell in s or None, why) for a session that did not say: screen the search at
+    ``dwell_s / SCREEN_SHARE`` when the metric counts bit errors (ber, q_db), the full dwell is at least
+    ``SCREEN_MIN_DWELL_S``, the BER target (if given) is at most ``SCREEN_MAX_TARGET_BER`` and the budget is
+    above ``SCREEN_MIN_BUDGET`` evaluations."""
+    off = " (--screen-dwell S screens anyway)"
+    if metric not in ("ber", "q_db"):
+        return None, f"no screen: the metric {metric} counts no bit errors"
+    if float(dwell_s) < SCREEN_MIN_DWELL_S:
+        return None, f"no screen: the dwell {float(dwell_s):.3g} s is under {SCREEN_MIN_DWELL_S:g} s" + off
+    if target_ber is not None and float(target_ber) > SCREEN_MAX_TARGET_BER:
+        return None, f"no screen: the BER target {float(target_ber):g} is above {SCREEN_MAX_TARGET_BER:g}" + off
+    if int(budget) <= SCREEN_MIN_BUDGET:
+        return None, f"no screen: a budget of {int(budget)} leaves no search before the contenders" + off
+    screen = float(dwell_s) / SCREEN_SHARE
+    return screen, (f"screen by default: the search dwells {screen:.3g} s (the dwell / {SCREEN_SHARE:g}), the "
+                    "contenders and the verify the full dwell (--no-screen: every measurement may take it)")
 
 PHASES = ("new", "connected", "baseline", "tuning", "verify", "decided", "done", "aborted", "failed")
 
@@ -119,6 +155,10 @@ class LiveConfig:
     # posterior mean, the contenders) dwell the whole ``dwell_s``; an early stop rule moves the group to
     # them. None: every search measurement may take the whole ``dwell_s`` (the loop before it)
     screen_dwell_s: float | None = None
+    # how the screen was chosen (SCREEN_MODES): "auto" resolves to choose_screen() when the session is
+    # created (resolve_screen); ``screen_why`` is the one line that says what it chose and why
+    screen: str = "auto"
+    screen_why: str = ""
     settled_stop: bool = True  # stop a group once nothing can beat its incumbent (False: search on)
     # lanes measured together learn from each other (each lane's GP takes the other lanes' measurements
     # of its group as its prior mean once the group made an initial design; live_search._set_group_prior)
@@ -136,6 +176,22 @@ class LiveConfig:
     def screening(self) -> bool:
         """Search measurements at the screen dwell (``screen_dwell_s``, BER metrics only)."""
         return self.screen_dwell_s is not None and self.metric in ("ber", "q_db")
+
+    def resolve_screen(self) -> None:
+        """Settle the screen before the session is journaled: ``off`` drops any screen dwell, a screen
+        dwell given explicitly is kept (``given``), ``auto`` takes :func:`choose_screen`. A resumed
+        session keeps what its journal says (not called again)."""
+        if self.screen not in SCREEN_MODES:
+            raise InputError(f"screen {self.screen!r}: use auto, off or a screen dwell in seconds")
+        if self.screen == "off":
+            self.screen_dwell_s = None
+            self.screen_why = "no screen: turned off (--no-screen)"
+        elif self.screen_dwell_s is not None:
+            self.screen = "given"
+            self.screen_why = f"screen as asked: the search dwells {float(self.screen_dwell_s):.3g} s (--screen-dwell)"
+        elif self.screen == "auto":
+            self.screen_dwell_s, self.screen_why = choose_screen(self.metric, self.dwell_s, self.target_ber,
+                                                                 self.budget)
 
     @property
     def closing_evaluations(self) -> int:
@@ -167,6 +223,12 @@ class LiveConfig:
         names = set(cls.__dataclass_fields__)
         kw = {k: v for k, v in d.items() if k in names}
         kw.setdefault("group_transfer", False)  # a session saved before it: resumed as it ran
+        if "screen" not in kw:  # saved before screening was the default: resumed as it ran
+            given = kw.get("screen_dwell_s") is not None
+            kw["screen"] = "given" if given else "legacy"
+            kw["screen_why"] = ("screen as journaled (--screen-dwell)" if given else
+                                "no screen: the session started before screening was the default, so it "
+                                "resumes unscreened as it ran")
         return cls(**kw)
 
     def check(self) -> None:
@@ -188,6 +250,8 @@ class LiveConfig:
                                  f"{self.dwell_s:g} s: give a shorter screen (e.g. --dwell / 8) or leave it out")
             if self.metric not in ("ber", "q_db"):
                 raise InputError(f"--screen-dwell screens BER counts; metric {self.metric} has none: leave it out")
+        if self.screen not in SCREEN_MODES:
+            raise InputError(f"screen {self.screen!r}: use auto, off or a screen dwell in seconds")
         if self.target_ber is not None:
             finite(self.target_ber, "--target-ber", gt=0.0, le=0.5)
         if self.target_margin is not None:

@@ -86,6 +86,7 @@ class LiveTuner(TunerPhases, TunerRestore):
     ) -> LiveTuner:
         """Start a new journaled session (the seed is drawn now and journaled)."""
         config.check()
+        config.resolve_screen()  # journaled in the header as resolved: a resume screens as this run did
         if config.seed is None:
             config.seed = new_seed()
         if config.prior_session and config.prior_session != AUTO:

@@ -104,7 +104,8 @@ class TunerConnect(TunerCore):
                                 warnings=warnings, warm={str(k): v for k, v in self.warm_codes.items()},
                                 metric=cfg.metric, dwell_s=cfg.dwell_s, verify_dwell_s=cfg.verify_dwell,
                                 optimizer=cfg.optimizer, optimizer_options=dict(cfg.optimizer_options or {}),
-                                seed=cfg.seed, space_size=self.sources[0].space.size(), **prior_field)
+                                seed=cfg.seed, space_size=self.sources[0].space.size(),
+                                screen=self._screen_choice(), **prior_field)
         self._announce_plan()
         return {"groups": self.groups, "originals": self.originals, "identity": ident}
 
@@ -165,6 +166,16 @@ class TunerConnect(TunerCore):
         self._journal_best_effort(self.phase in ("aborted", "failed"), "outage", **entry)
         self._emit("outage", **entry)  # the driver's warning line already says it
 
+    def _screen_choice(self) -> dict[str, Any]:
+        """How the search dwells, as the plan journals it: {mode (auto|off|given|legacy), dwell_s (the
+        screen dwell, null: none), why (one line)}. The metric is the one the plan resolved (a scope
+        measures eye heights: nothing to screen, whatever was chosen before connecting)."""
+        cfg = self.config
+        why = cfg.screen_why
+        if cfg.screen_dwell_s is not None and not cfg.screening:
+            why = f"no screen: the metric {cfg.metric} counts no bit errors"
+        return {"mode": cfg.screen, "dwell_s": cfg.screen_dwell_s if cfg.screening else None, "why": why}
+
     def _announce_plan(self) -> None:
         """The knobs, the space size, how the budget is spent and the expected time: a ``plan`` event
         before the first write (eqtune.tune.plan.live_plan)."""
@@ -173,7 +184,10 @@ class TunerConnect(TunerCore):
                          verify_dwell_s=cfg.verify_dwell, optimizer=cfg.optimizer,
                          remeasure=cfg.closing_evaluations,
                          screen_dwell_s=cfg.screen_dwell_s if cfg.screening else None)
+        screen = self._screen_choice()
         self._emit("plan", text=plan.text(), **plan.to_dict())
+        if screen["why"]:
+            self._emit("log", text=screen["why"])
 
     def _resolve_warm(self, lanes: list[int]) -> dict[int, dict[str, int]]:
         """Per lane, the tuned knobs' codes to measure first (validated against the module now, before

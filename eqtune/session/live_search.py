@@ -37,6 +37,11 @@ STOP_RULES = ("target", "time", "patience", "settled", "exhausted", "budget")
 #: the rules that end a screened search but not its closing full dwells (the contenders are measured
 #: at the full dwell first); target and time end the group at once
 SCREEN_DEFERRED = ("patience", "settled", "exhausted")
+#: a screened search settles on a tie once this many codes per contender dwell (the pick among them) are
+#: tied with its pick at the screen (``TunerSearch._screen_tie``). Chosen with the variants measured in
+#: docs/tuning.md ("Screening by default"): a tie that counted codes the screen merely could not separate
+#: (overlapping intervals, not ``equal``) cost 6 of 32 lanes > 0.1 dB on the library channel and was dropped
+SCREEN_TIE_PER_CONTENDER = 2
 #: eye heights below this (mV) get the noise of a 1 mV eye (a closed eye reads CLOSED_EYE_MV)
 NOISE_FLOOR_MV = 1.0
 
@@ -297,7 +302,7 @@ class TunerSearch(TunerConnect):
                     unchanged[ln] = (recs[ln], unchanged[ln][1] + 1 if same and not in_design else 0)
                 rule, stop = self._stop_rule(g, best, readings, used_s, unchanged, n, closing[0])
                 if not rule and n + 1 < closing[0] and cfg.settled_stop:
-                    rule, stop = self._settled(gi, g, opts, readings)
+                    rule, stop = self._settled(gi, g, opts, readings, screen=screen)
                 planned = None
                 if not rule and n + 1 < min(cfg.budget, closing[0] + cfg.closing_evaluations):
                     nothing: set[int] = set()
@@ -371,11 +376,14 @@ class TunerSearch(TunerConnect):
         return "", ""
 
     def _settled(self, gi: int, g: list[int], opts: Mapping[int, BaseOptimizer],
-                 readings: Mapping[int, LiveReading]) -> tuple[str, str]:
+                 readings: Mapping[int, LiveReading], screen: bool = False) -> tuple[str, str]:
         """("settled", reason) when no lane of the group has a code left (measured or not) whose upper
         bound beats its incumbent's lower bound (``eqtune.tune.recommend.settlement``), or when the only
         codes left in contention are error-free over at least two full dwells each, like the incumbent
-        (measured again at this dwell they count zero again: only a longer dwell tells them apart)."""
+        (measured again at this dwell they count zero again: only a longer dwell tells them apart).
+        While screening (``screen``), a lane is also settled once its incumbent and enough other codes
+        for every contender dwell counted no errors at the screen (:meth:`_screen_tie`): another screen
+        can only add one more error-free code it cannot rank, so the full dwells decide."""
         why = []
         for ln in g:
             opt = opts[ln]
@@ -385,6 +393,10 @@ class TunerSearch(TunerConnect):
                 # a prior (earlier lanes or modules) skips the design, but another module is not the same
                 # link: settle only on at least an initial design's worth of this lane's own measurements
                 return "", ""
+            tie = self._screen_tie(gi, ln, opt, readings) if screen and self._counted_metric() else ""
+            if tie:
+                why.append(f"lane {ln}: {tie}")
+                continue
             st = settlement(opt)
             if st is None:
                 return "", ""
@@ -403,6 +415,37 @@ class TunerSearch(TunerConnect):
                        f"{min(counts[k][0] for k in tied):.3g} bits or more each: at this dwell they are "
                        "equal (a longer --dwell can tell them apart)")
         return "settled", "; ".join(why)
+
+    def _screen_tie(self, gi: int, ln: int, opt: GPOptimizer, readings: Mapping[int, LiveReading]) -> str:
+        """The reason a screened search of lane ``ln`` has nothing left to rank, or "": its pick (the
+        recommendation) and at least ``SCREEN_TIE_PER_CONTENDER`` x ``closing_evaluations`` codes in all
+        are tied at the screen: error-free over a screen dwell each when the pick is (zero errors in N
+        bits bound the BER only to 3/N at 95 %, the rule of three: Hanley & Lippman-Hand, JAMA 249 (1983)
+        1743, and the screen's N is below what the target needs), else ``equal`` to the pick by the
+        sequential test's indifference band (``eqtune.tune.dwell``: both limited by the same other knob).
+        More screens would only add codes the screen cannot rank; the contenders' full dwells (the best
+        by posterior mean) decide between them."""
+        k = max(2, int(self.config.closing_evaluations)) * SCREEN_TIE_PER_CONTENDER
+        counts = self._code_counts(gi, ln, opt, readings)
+        screen_bits = self._full_bits(gi, ln, readings)  # one screen's bits: the longest single measurement
+        pick = _pick(opt)
+        if screen_bits <= 0 or pick is None:
+            return ""
+        inc = opt.ispace.key_of(pick)
+        ref = counts.get(inc)
+        if ref is None or ref[0] < screen_bits:
+            return ""
+        test = SequentialDwell()
+        if ref[1] == 0:
+            tied = [key for key, (b, e) in counts.items() if e == 0 and b >= screen_bits]
+            how = f"counted no errors in {screen_bits:.3g} bits or more each"
+        else:
+            tied = [key for key, c in counts.items() if key == inc or test.verdict(c, ref) == EQUAL]
+            how = f"read BERs equal to the pick's (within {test.equal_ratio:g}x)"
+        if len(tied) < k:
+            return ""
+        return (f"{len(tied)} codes, the pick among them, {how} at the screen: it cannot rank them, the "
+                "contenders' full dwells decide")
 
     def _code_counts(self, gi: int, ln: int, opt: GPOptimizer,
                      readings: Mapping[int, LiveReading]) -> dict[tuple[int, ...], tuple[int, int]]:

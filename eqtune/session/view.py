@@ -63,7 +63,23 @@ class LiveResult:
     def to_dict(self) -> dict[str, Any]:
         return {"session": self.session, "session_dir": self.session_dir, "status": self.status,
                 "metric": self.metric, "elapsed_s": round(self.elapsed_s, 3), "message": self.message,
-                "lanes": {str(k): v.to_dict() for k, v in sorted(self.lanes.items())}}
+                "lanes": {str(k): v.to_dict() for k, v in sorted(self.lanes.items())},
+                "stops": self.stops()}
+
+    def stops(self) -> list[dict[str, Any]]:
+        """Why each lane group stopped searching, one entry per distinct rule and reason (a group's lanes
+        share it): {lanes, rule (target|time|patience|settled|exhausted|budget), reason}."""
+        out: list[dict[str, Any]] = []
+        for ln, r in sorted(self.lanes.items()):
+            if not r.stop_rule:
+                continue
+            for s in out:
+                if s["rule"] == r.stop_rule and s["reason"] == r.stop:
+                    s["lanes"].append(ln)
+                    break
+            else:
+                out.append({"lanes": [ln], "rule": r.stop_rule, "reason": r.stop or ""})
+        return out
 
     def summary_lines(self) -> list[str]:
         unit = metric_suffix(self.metric)

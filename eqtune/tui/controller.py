@@ -59,6 +59,25 @@ class LinkForm:
     warm_from_model: bool = True  # with a channel: measure the channel model's optimum first
     patience: int | None = 6  # stop once the recommended codes held this many evaluations (bench_live_stops)
     prior_session: str | None = None  # an earlier session id or "auto" (eqtune.session.prior); None: no prior
+    # the search's screen: "auto" (chosen when the session opens: eqtune.session.config.choose_screen),
+    # "off", or a screen dwell in seconds (shorter than the dwell)
+    screen: str = "auto"
+
+    def screen_config(self) -> dict[str, Any]:
+        """The LiveConfig fields of ``screen``: {screen, screen_dwell_s}; a typo is one line."""
+        text = str(self.screen or "auto").strip().lower()
+        if text in ("", "auto"):
+            return {"screen": "auto", "screen_dwell_s": None}
+        if text in ("off", "0", "no", "none"):
+            return {"screen": "off", "screen_dwell_s": None}
+        try:
+            s = float(text.removesuffix("s").strip())
+        except ValueError:
+            raise InputError(f"screen {self.screen!r}: type auto, off or a screen dwell in seconds (e.g. 3.5)") from None
+        if not 0.0 < s < float(self.dwell_s) or s != s:
+            raise InputError(f"screen {s:g} s must be above 0 and shorter than the dwell {self.dwell_s:g} s: "
+                             "type e.g. the dwell / 8, auto or off")
+        return {"screen": "given", "screen_dwell_s": s}
 
     def check(self) -> None:
         if not 0 < self.target_ber < 0.5:
@@ -69,6 +88,7 @@ class LinkForm:
             raise InputError(f"dwell {self.dwell_s:g} s must be > 0")
         if self.metric not in LIVE_METRICS:
             raise InputError(f"objective {self.metric!r} is unknown: use ber, q_db or eye_height")
+        self.screen_config()
 
 
 @dataclass(frozen=True)
@@ -193,7 +213,8 @@ class SessionController:
         self.lanes = list(cfg.lanes) or [1]
         self.link = LinkForm(channel=cfg.channel, metric=cfg.metric, knobs=list(cfg.knobs or []),
                              budget=cfg.budget, dwell_s=cfg.dwell_s, seed=cfg.seed,
-                             target_ber=cfg.target_ber or 1e-6)
+                             target_ber=cfg.target_ber or 1e-6, patience=cfg.patience,
+                             screen=(f"{cfg.screen_dwell_s:g}" if cfg.screening and cfg.screen_dwell_s else "off"))
         meta = self.tuner.view.header.get("metadata") or {}
         self.form = SessionForm(**{k: str(meta.get(k, "")) for k in ("site", "customer", "link", "operator")})
         self.tuner.connect()
@@ -341,7 +362,8 @@ class SessionController:
                          dwell_s=link.dwell_s, budget=link.budget, seed=link.seed, knobs=list(link.knobs) or None,
                          metric=link.metric, target_ber=link.target_ber, channel=link.channel,
                          warm="model" if (link.warm_from_model and link.channel) else None,
-                         patience=link.patience, prior_session=link.prior_session, metadata=self.form.metadata())
+                         patience=link.patience, prior_session=link.prior_session, metadata=self.form.metadata(),
+                         **link.screen_config())
         answer = (lambda _notice: consent) if consent else None
         self.tuner = LiveTuner.create(cfg, sessions_dir=self.sessions_dir, on_event=self.on_event,
                                       module=self.module, consent=answer, **self._opener_kw(instrument_only=True))

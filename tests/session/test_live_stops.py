@@ -18,8 +18,11 @@ DWELL = 28.2  # s on the emulator's virtual clock: 3e12 bits at 106.25 Gb/s, a 1
 
 
 def _run(tmp_path, name: str, **kw: Any):
+    """A session on the module checker at a 1e-12 dwell, unscreened unless ``kw`` says (the stop rules
+    and the sequential dwell of the full-dwell search; tests/session/test_live_screen*.py screen it)."""
     res = f"emu:c2m-10in?seed=31&settle_ms=0&fast=1&adaptive=0&name={name}"
     events: list = []
+    kw.setdefault("screen", "off")
     cfg = LiveConfig(module=res, lanes=list(range(1, 9)), dwell_s=DWELL, budget=30, seed=4, **kw)
     tuner = LiveTuner.create(cfg, sessions_dir=tmp_path, on_event=events.append)
     result = tuner.run()

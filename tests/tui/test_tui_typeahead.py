@@ -90,7 +90,8 @@ def test_burst_fills_the_devices_and_link_fields(tmp_path: Path, cpu_hog) -> Non
     the form; the text a field holds when it gets the focus is selected, so typing replaces it)."""
     devices = {"module-res": "emu:c2m-10in?image=qsfp4-regular", "lanes": "1-4", "instrument-res": "TCPIP::10.0.0.7::5025::SOCKET"}
     link = {"link-channel": "c2m-10in", "link-ber": "2.4e-4", "link-metric": "q_db", "link-knobs": "tx_eq",
-            "link-budget": "12", "link-patience": "3", "link-dwell": "0.5", "link-prior": "auto"}
+            "link-budget": "12", "link-patience": "3", "link-dwell": "0.5", "link-screen": "off",
+            "link-prior": "auto"}
 
     async def go() -> None:
         app = EqtuneApp(str(tmp_path))

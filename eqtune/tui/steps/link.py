@@ -19,6 +19,7 @@ LINK_FIELDS = (
     ("budget", "Budget", "30", "evaluations per lane"),
     ("patience", "Patience", "6", "stop once the pick holds N evaluations; 0 = whole budget"),
     ("dwell", "Dwell (s)", "1.0", "seconds of PRBS count per evaluation"),
+    ("screen", "Screen", "auto", "auto | off | seconds: the search's shorter dwell (contenders, verify: the dwell)"),
     ("prior", "Prior session", "", "earlier session id, auto (same module part + channel), or empty"),
 )
 
@@ -73,7 +74,8 @@ class LinkPane(StepPane):
                         knobs=[k for k in self.value("link-knobs").replace(" ", "").split(",") if k and k != "auto"],
                         budget=int(number("budget", int, "budget")), dwell_s=number("dwell", float, "dwell"),
                         patience=int(number("patience", int, "patience")) or None,
-                        prior_session=self.value("link-prior") or None)
+                        prior_session=self.value("link-prior") or None,
+                        screen=self.value("link-screen") or "auto")
 
     def action_confirm(self) -> None:
         try:
@@ -109,6 +111,8 @@ class LinkPane(StepPane):
                 lines.append(self.ctl.tuner.prior.describe())
             if cfg.patience:
                 lines.append(f"stops early once the pick holds {cfg.patience} evaluations")
+            if cfg.screen_why:
+                lines.append(cfg.screen_why)
             self.query_one("#link-info", Static).update("\n".join(lines))
             self.status(f"session {sid} journaled. Step 4: Enter measures the baseline")
             self.post_message(Advance("baseline"))
@@ -121,5 +125,5 @@ class LinkPane(StepPane):
         for key, value in (("channel", c.channel or ""), ("ber", f"{c.target_ber:g}"), ("metric", c.metric),
                            ("knobs", ",".join(c.knobs) or "auto"), ("budget", str(c.budget)),
                            ("patience", str(c.patience or 0)), ("dwell", f"{c.dwell_s:g}"),
-                           ("prior", c.prior_session or "")):
+                           ("prior", c.prior_session or ""), ("screen", c.screen or "auto")):
             self.query_one(f"#link-{key}", Input).value = value

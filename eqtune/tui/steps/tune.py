@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, DataTable, ProgressBar, Static
 
+from eqtune.textsafe import printable
 from eqtune.tui.format import eta_s, fmt_codes, fmt_duration, fmt_margin, margin_unit
 from eqtune.tui.steps.base import StepPane
 from eqtune.tui.tables import PagedTable
@@ -93,8 +94,12 @@ class TunePane(StepPane):
             evals.move_cursor(row=evals.row_count - 1)
         self._state()
         if prog.tuned:
+            # why each group stopped, from the journal (a resumed session saw no stop event)
+            stops = "".join(f"; lanes {','.join(map(str, s['lanes']))} stopped ({s['rule']}): {s['reason']}"
+                            for s in self.ctl.tuner.result().stops())
             self.query_one("#tune-state", Static).update(
-                f"DONE: {self.evaluations} evaluations journaled; Verify measures the best codes against the baseline")
+                f"DONE: {self.evaluations} evaluations journaled; Verify measures the best codes against the "
+                f"baseline{printable(stops)}")
             self.query_one("#continue", Button).display = True
 
     def refresh_view(self) -> None:
