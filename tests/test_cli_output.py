@@ -73,6 +73,12 @@ def test_instrument_identity_line_shows_its_idn() -> None:
                               "(definition keysight-m8040a)")
     ph = LiveEvent("phase", {"phase": "baseline", "text": "measuring (281.951 s per group)"}, session="s")
     assert "emulated time" in event_text(ph, emulated_clock=True) and "emulated" not in event_text(ph)
+    from eqtune.tune.plan import dwell_text
+
+    for dwell in (1e-5, 2.5e-7, 0.01, 282.0, 4000.0):  # every form dwell_text prints, the exponent one included
+        ev = LiveEvent("phase", {"phase": "verify", "text": f"measuring the recommendation ({dwell_text(dwell)} per group)"},
+                       session="s")
+        assert "of emulated time, not wall time" in event_text(ev, emulated_clock=True), (dwell, dwell_text(dwell))
 
 
 def test_progress_off_a_terminal_is_whole_lines(tmp_path) -> None:

@@ -127,7 +127,9 @@ def event_text(ev: Any, *, emulated_clock: bool = False) -> str:
         return f"  instrument {d.get('resource')}: {idn}{defn}"
     text = ev.text() if hasattr(ev, "text") else ""
     if emulated_clock:
-        text = re.sub(r"\(([\d.]+) s per group\)", r"(\1 s per group of emulated time, not wall time)", text)
+        # dwell_text's numbers: "282 s", "28.2 s", and "1e-05 s" below 1e-4 s (the %g exponent form)
+        text = re.sub(r"\(([\d.]+(?:e[-+]?\d+)?) s per group\)", r"(\1 s per group of emulated time, not wall time)",
+                      text)
     return text
 
 
