@@ -97,3 +97,24 @@ def test_kill_anywhere_then_tui_resume_shows_the_journal(tmp_path: Path) -> None
                 assert rows[ln][2] == f"{best[ln]:.2f}", (where, rows)
         assert "not started" not in state, where
         assert f"{sum(counts.values())} of {BUDGET * len(LANES)} lane evaluations journaled" in status, (where, status)
+
+
+def test_a_resumed_session_shows_why_its_tuning_stopped(tmp_path: Path) -> None:
+    """A session whose tuning ended by a stop rule, then interrupted before the verify: the TUI resumed
+    from the journal never saw the stop event, yet its Tune step says which rule ended each lane group
+    and why (from the journal's last measure record)."""
+    from eqtune.session.live import LiveConfig, LiveTuner, load_session
+
+    res = "emu:c2m-10in?seed=23&settle_ms=0&fast=1&adaptive=0&name=tui-resume-stops"
+    cfg = LiveConfig(module=res, lanes=[1], dwell_s=0.05, budget=30, seed=4, knobs=["tx_eq"], patience=3)
+    t = LiveTuner.create(cfg, sessions_dir=tmp_path)
+    t.connect()
+    t.baseline()
+    t.tune()
+    t.close()  # the laptop closed before the verify
+    ms = load_session(t.session_id, tmp_path).measurements()
+    rule = ms[-1]["stop_rule"]
+    assert len(ms) < 30 and rule in ("patience", "settled", "exhausted"), (len(ms), rule)
+    step, _rows, _evals, _n, state, _status = asyncio.run(_resume_in_tui(tmp_path, t.session_id))
+    assert step == "verify"
+    assert f"lanes 1 stopped ({rule})" in " ".join(state.split()), state
