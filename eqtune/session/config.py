@@ -178,11 +178,10 @@ class LiveConfig:
         return self.screen_dwell_s is not None and self.metric in ("ber", "q_db")
 
     def resolve_screen(self) -> None:
-        """Settle the screen before the session is journaled: ``off`` drops any screen dwell, a screen
-        dwell given explicitly is kept (``given``), ``auto`` takes :func:`choose_screen`. A resumed
-        session keeps what its journal says (not called again)."""
-        if self.screen not in SCREEN_MODES:
-            raise InputError(f"screen {self.screen!r}: use auto, off or a screen dwell in seconds")
+        """Settle the screen before the session is journaled (after :meth:`check`, which refuses an
+        unknown ``screen``): ``off`` drops any screen dwell, a screen dwell given explicitly is kept
+        (``given``), ``auto`` takes :func:`choose_screen`. A resumed session keeps what its journal says
+        (not called again)."""
         if self.screen == "off":
             self.screen_dwell_s = None
             self.screen_why = "no screen: turned off (--no-screen)"

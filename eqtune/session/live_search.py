@@ -382,8 +382,9 @@ class TunerSearch(TunerConnect):
         codes left in contention are error-free over at least two full dwells each, like the incumbent
         (measured again at this dwell they count zero again: only a longer dwell tells them apart).
         While screening (``screen``), a lane is also settled once its incumbent and enough other codes
-        for every contender dwell counted no errors at the screen (:meth:`_screen_tie`): another screen
-        can only add one more error-free code it cannot rank, so the full dwells decide."""
+        for every contender dwell are tied with it at the screen, error-free or ``equal``
+        (:meth:`_screen_tie`): another screen can only add one more code it cannot rank, so the full
+        dwells decide."""
         why = []
         for ln in g:
             opt = opts[ln]
@@ -435,7 +436,7 @@ class TunerSearch(TunerConnect):
         ref = counts.get(inc)
         if ref is None or ref[0] < screen_bits:
             return ""
-        test = SequentialDwell()
+        test = SequentialDwell(looks=int(self.config.dwell_looks))  # the session's own test and looks
         if ref[1] == 0:
             tied = [key for key, (b, e) in counts.items() if e == 0 and b >= screen_bits]
             how = f"counted no errors in {screen_bits:.3g} bits or more each"

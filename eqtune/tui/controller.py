@@ -74,7 +74,7 @@ class LinkForm:
             s = float(text.removesuffix("s").strip())
         except ValueError:
             raise InputError(f"screen {self.screen!r}: type auto, off or a screen dwell in seconds (e.g. 3.5)") from None
-        if not 0.0 < s < float(self.dwell_s) or s != s:
+        if not 0.0 < s < float(self.dwell_s):  # NaN fails the comparison too
             raise InputError(f"screen {s:g} s must be above 0 and shorter than the dwell {self.dwell_s:g} s: "
                              "type e.g. the dwell / 8, auto or off")
         return {"screen": "given", "screen_dwell_s": s}
