@@ -23,6 +23,10 @@ with every measurement as ``rec``) has a true eye height (noise-free model) with
 budget is a miss (never counted as budget + 1). The instrument is an in-process scope object over the
 emulator's link (``measure_eye``), not the SCPI emulator, so that readings do not depend on wall time.
 
+Also scored, on every session's verified final pick: its true loss against the lane's optimum, and
+how far it is below the truly best code the lane had already measured (the scope reports no noise, so
+this is the check that the pick does not drift off a code it has seen; > 0.1 dB counts as a fault).
+
 Channel ``c2m-10in`` is a library channel (settings may be chosen there); the IEEE channel
 ``ieee-tracy-10in`` (../shared/channels-ieee) is held out (report only).
 
@@ -138,6 +142,35 @@ def scores(view: Any, link: Any, best: dict[int, tuple[float, dict[str, int]]]) 
     return out
 
 
+def _below_db(ref: float, pick: float) -> float:
+    """20 log10(ref / pick) (dB) floored at 0; inf when the pick's eye is closed and ``ref``'s is open. Closed
+    eyes (height <= 0) are all equal: a scope reads each as 0 and no code among them is better."""
+    ref, pick = max(ref, 0.0), max(pick, 0.0)
+    if pick >= ref:
+        return 0.0
+    return 20.0 * float(np.log10(ref / pick)) if pick > 0 else float("inf")
+
+
+def final_picks(view: Any, link: Any, best: dict[int, tuple[float, dict[str, int]]]) -> dict[int, list[float]]:
+    """Per lane, of the verified final pick (the session's recommendation, else the lane's original codes):
+    [its true loss (dB, 20 log10 of eye heights) against the lane's true optimum, and how far (dB) it is
+    below the truly best code the lane had already measured (baseline and search; 0 when it is that code)]."""
+
+    def eh(codes: dict[str, Any]) -> float:
+        return float(link.quality(ln, "host_rx", {k: int(codes[k]) for k in KNOBS})["eye_height_min_mv"])
+
+    out: dict[int, list[float]] = {}
+    orig = view.originals() or {}
+    results = view.lane_results()
+    for ln in range(1, 9):
+        r = results[ln]
+        pick = eh(r.recommended or r.original)
+        seen = [eh(orig[ln])] if ln in orig else []
+        seen += [eh(m["lanes"][str(ln)]["codes"]) for m in view.measurements() if str(ln) in m["lanes"]]
+        out[ln] = [round(_below_db(best[ln][0], pick), 3), round(_below_db(max(seen), pick), 3)]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -166,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                 best1 = truth(l1)
                 v1 = run_session(sessions, "m1", l1, seed=seed, budget=args.budget, prior=None)
                 s1 = scores(v1, l1, best1)
+                res.setdefault("final", []).extend(final_picks(v1, l1, best1).values())
                 runs = {"seed": seed, "module_offsets_db": [off1, off2], "m1": s1,
                         "m1_best": {ln: b for ln, (_, b) in best1.items()}}
                 # with the prior first: 'auto' must find module 1's session, the only completed one so far
@@ -177,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                         used = (v2.plan().get("prior") or {}).get("session")
                         assert used == "m1", used
                     s2 = scores(v2, l2, best2)
+                    res.setdefault("final", []).extend(final_picks(v2, l2, best2).values())
                     runs[tag] = s2
                     runs[tag + "_best"] = {ln: b for ln, (_, b) in best2.items()}
                     res[tag] += [s2[ln] for ln in range(2, 9)]
@@ -199,6 +234,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {cname}{tag} | {bt.show_median(r['m1_lane1'], cap)} | {bt.show_median(r['m1_lanes_2_8'], cap)} | "
               f"{bt.show_median(r['m2_cold_lane1'], cap)} / {bt.show_median(r['m2_prior_lane1'], cap)} | "
               f"{bt.show_median(r['m2_cold'], cap)} / {bt.show_median(r['m2_prior'], cap)} |")
+    print("\nfinal (verified) picks of every session above: true loss against the lane's optimum, and how far "
+          "below the truly best code the lane had measured")
+    print("| channel | lanes within 0.1 dB of the optimum | lanes > 0.1 dB below a code they measured (worst dB) |")
+    print("|---|---|---|")
+    for cname, r in out.items():
+        tag = " (held out)" if cname in HELD_OUT else " (library)"
+        fin = r.get("final", [])
+        if fin:
+            print(f"| {cname}{tag} | {sum(a <= 0.1 for a, _ in fin)}/{len(fin)} | "
+                  f"{sum(b > 0.1 for _, b in fin)}/{len(fin)} ({max(b for _, b in fin):.2f}) |")
     if args.json:
         args.json.write_text(json.dumps({"channels": out, "args": {k: (str(v) if isinstance(v, Path) else v)
                                                                    for k, v in vars(args).items()},

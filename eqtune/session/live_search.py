@@ -28,7 +28,7 @@ from eqtune.tune.base import MEASURED_GP_OPTIONS, BaseOptimizer, make_optimizer,
 from eqtune.tune.dwell import EQUAL, WORSE, SequentialDwell
 from eqtune.tune.live import LiveReading, LiveSource, counts_variance
 from eqtune.tune.optimizer import GPOptimizer, default_n_initial
-from eqtune.tune.recommend import guard_pick, pooled_variance, remeasure_key, settlement
+from eqtune.tune.recommend import count_guard, guard_pick, pooled_variance, remeasure_key, settlement
 
 #: the stop rules of a lane group, as journaled in the last ``measure`` record's ``stop_rule`` (the same
 #: names as ``tune()``'s ``stop_reason``; "settled": nothing left whose upper bound beats the incumbent's
@@ -294,7 +294,7 @@ class TunerSearch(TunerConnect):
                 used_s += time.perf_counter() - t0
                 recs = {}
                 for ln in g:  # the recommendation now (its GP fit is the one the next ask reuses)
-                    p = _pick(opts[ln])
+                    p = self._lane_pick(gi, ln, opts[ln], readings)
                     recs[ln] = None if p is None else src.codes_for(ln, p)
                     opt = opts[ln]
                     in_design = isinstance(opt, GPOptimizer) and opt.in_initial_design()
@@ -347,7 +347,7 @@ class TunerSearch(TunerConnect):
                     self._emit("stop", group=gi, lanes=list(g), evaluations=n, budget=cfg.budget, rule=rule,
                                reason=stop)
             for ln in g:
-                p = _pick(opts[ln])
+                p = self._lane_pick(gi, ln, opts[ln])
                 rec[ln] = src.codes_for(ln, p) if p is not None else dict(self.originals[ln])
         self._recommended = rec
         return rec
@@ -429,7 +429,7 @@ class TunerSearch(TunerConnect):
         k = max(2, int(self.config.closing_evaluations)) * SCREEN_TIE_PER_CONTENDER
         counts = self._code_counts(gi, ln, opt, readings)
         screen_bits = self._full_bits(gi, ln, readings)  # one screen's bits: the longest single measurement
-        pick = _pick(opt)
+        pick = self._lane_pick(gi, ln, opt, readings)
         if screen_bits <= 0 or pick is None:
             return ""
         inc = opt.ispace.key_of(pick)
@@ -447,6 +447,17 @@ class TunerSearch(TunerConnect):
             return ""
         return (f"{len(tied)} codes, the pick among them, {how} at the screen: it cannot rank them, the "
                 "contenders' full dwells decide")
+
+    def _lane_pick(self, gi: int, ln: int, opt: BaseOptimizer,
+                   readings: Mapping[int, LiveReading] | None = None) -> dict[str, float] | None:
+        """Lane ``ln``'s pick: the optimizer's recommendation under the margin guard (``_pick``) and, for a
+        counted metric, the pooled-count guard (``eqtune.tune.recommend.count_guard``): never a code whose
+        own error counts, summed over every dwell, are significantly worse than another measured code's."""
+        p = _pick(opt)
+        if p is None or not isinstance(opt, GPOptimizer) or not self._counted_metric():
+            return p
+        key = count_guard(self._code_counts(gi, ln, opt, readings or {}), opt.ispace.key_of(p))
+        return opt.ispace.point(key)
 
     def _code_counts(self, gi: int, ln: int, opt: GPOptimizer,
                      readings: Mapping[int, LiveReading]) -> dict[tuple[int, ...], tuple[int, int]]:
@@ -490,7 +501,7 @@ class TunerSearch(TunerConnect):
             for gi, g in enumerate(self.groups):
                 opts = self._optimizers(gi)
                 for ln in g:
-                    p = _pick(opts[ln])
+                    p = self._lane_pick(gi, ln, opts[ln])
                     rec[ln] = self.sources[gi].codes_for(ln, p) if p is not None else dict(self.originals[ln])
             self._recommended = rec
         return rec

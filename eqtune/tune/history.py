@@ -74,6 +74,19 @@ class History(Sequence["Evaluation"]):
                 return self.metrics(i)
         return {}
 
+    def pooled_counts(self) -> dict[Key, tuple[int, int]]:
+        """Per measured code, its bit-error counts summed over every measurement that carries them
+        (metrics ``bits`` > 0 and ``errors``): (bits, errors). {} when no measurement counts errors."""
+        out: dict[Key, tuple[int, int]] = {}
+        for i in range(len(self)):
+            m = self.metrics(i)
+            bits, errors = m.get("bits"), m.get("errors")
+            if not isinstance(bits, (int, float)) or not isinstance(errors, (int, float)) or bits <= 0:
+                continue
+            b, e = out.get(self.key(i), (0, 0))
+            out[self.key(i)] = (b + int(bits), e + int(errors))
+        return out
+
     def __len__(self) -> int:
         return len(self._index)
 

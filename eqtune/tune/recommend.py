@@ -464,3 +464,63 @@ def guard_pick(opt: Any, key: Key, z: float | None = None) -> Key:
         vs = [float(v) for kk, v in zip(opt.keys, variances) if kk == k]
         var += sum(vs) / len(vs) ** 2
     return best if gap > z * math.sqrt(var) else key
+
+
+#: the pooled-count guard's one-sided level: Phi(-GUARD_Z), the same "one standard error" as the margin guard
+COUNT_GUARD_ALPHA = 0.5 * math.erfc(GUARD_Z / math.sqrt(2.0))
+
+
+def rate_better_p(better: tuple[int, int], than: tuple[int, int]) -> float:
+    """One-sided p-value that the bit-error rate of ``better`` (bits, errors) is below that of ``than``
+    (bits, errors): the exact conditional test for two Poisson rates. Given the ``k`` errors the two
+    counted together, equal rates put each error in ``than`` with probability ``t = bits_than /
+    (bits_better + bits_than)``, so ``k_than ~ Binomial(k, t)`` and ``p = P(X >= k_than)``
+    (Przyborowski & Wilenski, Biometrika 31, 1940; the "C-test" of Krishnamoorthy & Thomson, J. Stat.
+    Plan. Inference 119, 2004, eq. 1.2). It depends on the exposures: zero errors in few bits do not beat
+    a few errors in many bits. 1.0 when ``than`` counted none (nothing can beat it)."""
+    from scipy.stats import binom
+
+    b1, e1 = int(better[0]), int(better[1])
+    b2, e2 = int(than[0]), int(than[1])
+    if b1 <= 0 or b2 <= 0 or e2 <= 0:
+        return 1.0
+    k = e1 + e2
+    return float(binom.sf(e2 - 1, k, b2 / (b1 + b2)))
+
+
+def rate_upper(count: tuple[int, int], alpha: float) -> float:
+    """One-sided upper confidence bound (level ``1 - alpha``) of a bit-error rate from ``count`` (bits,
+    errors): the exact Poisson (Garwood 1936) bound ``chi2_{1-alpha}(2 (k + 1)) / (2 N)``."""
+    from scipy.stats import chi2
+
+    bits, errors = int(count[0]), int(count[1])
+    if bits <= 0:
+        return math.inf
+    return float(chi2.ppf(1.0 - alpha, 2 * (errors + 1))) / (2.0 * bits)
+
+
+def count_guard(counts: Mapping[Key, tuple[int, int]], key: Key, alpha: float | None = None) -> Key:
+    """``key`` (the pick), unless another measured code's pooled count (``counts``: bits, errors per code,
+    every measurement of it summed, short and full dwells alike) shows a lower BER than the pick's at
+    one-sided level ``alpha`` (``rate_better_p``; default ``COUNT_GUARD_ALPHA``): then, of those, the one
+    with the lowest upper bound of its BER (``rate_upper``: the most surely good), and again from there
+    until no code beats the pick.
+
+    Why counts and not margins: a zero count is a bound (BER < 3/N), not a value. Read as a margin at its
+    floor, a code error-free over a short screen looks worse than one that counted 4 errors over the full
+    dwell, and the model, the margin guard (means of margins) and the search's neighbours all inherit
+    that; the pooled counts do not (0 errors in 3.4e12 bits beats 4 in 3.4e12, p = 0.06)."""
+    alpha = COUNT_GUARD_ALPHA if alpha is None else float(alpha)
+    if key not in counts or alpha <= 0.0:
+        return key
+    seen = {key}
+    for _ in range(len(counts)):
+        ref = counts[key]
+        better = [k for k, c in counts.items() if k != key and rate_better_p(c, ref) < alpha]
+        if not better:
+            break
+        key = min(better, key=lambda k: (rate_upper(counts[k], alpha), -int(counts[k][0])))
+        if key in seen:
+            break
+        seen.add(key)
+    return key

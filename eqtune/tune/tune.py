@@ -24,7 +24,7 @@ from eqtune.tune.space import Key
 if TYPE_CHECKING:  # skopt behind it: imported only when the GP runs
     from eqtune.serdes.knobs import KnobSpace
     from eqtune.tune.optimizer import GPOptimizer
-from eqtune.tune.recommend import guard_pick, remeasure_key, tell_measured
+from eqtune.tune.recommend import count_guard, guard_pick, remeasure_key, tell_measured
 
 #: upper bound of the GP's white-noise variance (standardized margins) for a deterministic source
 DETERMINISTIC_NOISE_MAX = 0.01
@@ -398,6 +398,8 @@ def tune(
     elif any(v is not None for v in getattr(opt, "margin_vars", None) or []):
         # counted margins (known noise): a pick the measurements refute gives way, as in live sessions
         rec_key = guard_pick(opt, rec_key)
+        # and one its own pooled error counts refute gives way too (a zero count is a bound, not a value)
+        rec_key = count_guard(history.pooled_counts(), rec_key)
     base_margin, base_n = means.get(start_key, (math.nan, 0))
     kept_start = False
     if start_key in means and means[rec_key][0] < base_margin:
