@@ -143,7 +143,7 @@ def loss_db(ber_by_code: dict[tuple[int, ...], float], codes: dict[str, int], re
 def below_measured_db(ber_by_code: dict[tuple[int, ...], float], codes: dict[str, int],
                       measured: list[list[int]], resolved: float) -> float:
     """How far (Q, dB) the pick's true BER is below the truly best code the lane had already measured (0 when
-    the pick is that code or as good): the issue's "no final pick worse than the best code already measured"."""
+    the pick is that code or as good): a pick more than 0.1 dB below it is one the measurements should have kept."""
     best = min(ber_by_code[tuple(c)] for c in measured) if measured else ber_by_code[tuple(int(codes[k]) for k in KNOBS)]
     got = ber_by_code[tuple(int(codes[k]) for k in KNOBS)]
     return max(0.0, q_db(max(best, resolved)) - q_db(max(got, resolved)))

@@ -130,9 +130,7 @@ def run_ours(src: CountingSource, isp: IndexedSpace, seed: int, cap: int, remeas
 
     def cb(p) -> None:
         codes = p.recommended if p.recommended is not None else p.best_codes
-        pt = dict(src.table.default_point())
-        pt.update({k: float(v) for k, v in codes.items()})
-        recs.append(src.true_margin(pt))
+        recs.append(src.true_margin(_point(src, codes)))
 
     r = tune(src, budget=cap, seed=seed, optimizer="gp", callback=cb, remeasure_top_k=remeasure,
              optimizer_options=options or None)
@@ -148,9 +146,7 @@ def run_random(src: CountingSource, isp: IndexedSpace, seed: int, cap: int) -> C
     for e in r.history:  # the best MEASURED point so far is its pick
         if e.margin > best:
             best, pick = e.margin, e.codes
-        pt = dict(src.table.default_point())
-        pt.update({k: float(v) for k, v in pick.items()})
-        out.append(src.true_margin(pt))
+        out.append(src.true_margin(_point(src, pick)))
     out.below_db = _below(src, out[-1], [e.codes for e in r.history])
     return out
 

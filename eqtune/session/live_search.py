@@ -15,20 +15,19 @@ would have made. Later lane groups start from the earlier groups' measurements a
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eqtune.serdes.knobs import BER_METRICS
 from eqtune.session.config import LiveConfig
-from eqtune.session.live_connect import TunerConnect
+from eqtune.session.live_counts import TunerCounts, _point
 from eqtune.session.view import SessionView, _lane_map
 from eqtune.tune.base import MEASURED_GP_OPTIONS, BaseOptimizer, make_optimizer, optimizer_from_state
 from eqtune.tune.dwell import EQUAL, WORSE, SequentialDwell
 from eqtune.tune.live import LiveReading, LiveSource, counts_variance
 from eqtune.tune.optimizer import GPOptimizer, default_n_initial
-from eqtune.tune.recommend import count_guard, guard_pick, pooled_variance, remeasure_key, settlement
+from eqtune.tune.recommend import remeasure_key, settlement
 
 #: the stop rules of a lane group, as journaled in the last ``measure`` record's ``stop_rule`` (the same
 #: names as ``tune()``'s ``stop_reason``; "settled": nothing left whose upper bound beats the incumbent's
@@ -46,7 +45,7 @@ SCREEN_TIE_PER_CONTENDER = 2
 NOISE_FLOOR_MV = 1.0
 
 
-class TunerSearch(TunerConnect):
+class TunerSearch(TunerCounts):
     """``_tune`` (every lane group's optimizer loop), its stop rules and the recommendations."""
 
     def _optimizers(self, gi: int) -> dict[int, BaseOptimizer]:
@@ -112,30 +111,6 @@ class TunerSearch(TunerConnect):
             opt.set_prior(base + others, keep_start=True)
 
     # -- noise of an instrument that reports none (scope eye height) -------------------------------
-    def _counted_metric(self) -> bool:
-        return self.config.metric in BER_METRICS
-
-    def _pooled_noise(self, current: Mapping[int, LiveReading] | None = None) -> dict[str, Any] | None:
-        """A scope's reading noise from repeated codes over every measurement of the session so far
-        (plus ``current``), same lane and codes: the pooled variance of ``ln(eye height)`` (a relative
-        noise: a scope's reading jitters in proportion to what it measures), {"rel_var", "dof"}; open eyes
-        only. None before any repeat, and for a BER metric (its noise comes from its own count)."""
-        if self._counted_metric():
-            return None
-        obs = [((ln, _codes_key(r["codes"])), float(r["margin"]))
-               for m in self.view.measurements() for ln, r in _lane_map(m["lanes"]).items()]
-        obs += [((ln, _codes_key(r.codes)), float(r.margin)) for ln, r in (current or {}).items()]
-        pv = pooled_variance([(k, math.log(y)) for k, y in obs if y > 0.0])
-        return None if pv is None else {"rel_var": pv[0], "dof": pv[1]}
-
-    def _journaled_noise(self, gi: int) -> dict[str, Any] | None:
-        """The noise the group's last measure record journaled; for a group not started yet, the pool
-        of what the session has measured (the earlier groups), as the live loop computes it."""
-        ms = self.view.measurements(gi)
-        if ms:
-            n = ms[-1].get("noise")
-            return dict(n) if isinstance(n, Mapping) else None
-        return self._pooled_noise()
 
     @staticmethod
     def _set_noise(opts: Mapping[int, BaseOptimizer], noise: Mapping[str, Any] | None) -> None:
@@ -187,28 +162,6 @@ class TunerSearch(TunerConnect):
             k = self.config.closing_evaluations
             return str(cf["rule"]), f"{cf['reason']}; then {k} contender dwell{'s' if k != 1 else ''} at the full dwell"
         return "budget", f"evaluation budget {budget} used"
-
-    def _references(self, gi: int, codes: Mapping[int, Mapping[str, int]],
-                    incumbents: Mapping[int, Mapping[str, int] | None]) -> dict[int, tuple[int, int] | None]:
-        """Per lane, the pooled (bits, errors) of its incumbent (the current recommendation, else the
-        original codes) over the baseline and this group's measurements, from the journal; None where
-        the lane measures its incumbent itself (a confirm or contender: the whole dwell)."""
-        base = self.view.readings("baseline", gi)
-        out: dict[int, tuple[int, int] | None] = {}
-        for ln, c in codes.items():
-            inc = dict(incumbents.get(ln) or self.originals.get(ln) or {})
-            if not inc or _codes_key(inc) == _codes_key(c):
-                out[ln] = None
-                continue
-            bits = errors = 0
-            readings = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)] + [base.get(ln)]
-            for r in readings:
-                cnt = (r or {}).get("counts") or {}
-                if r and cnt.get("bits") and _codes_key(r["codes"]) == _codes_key(inc):
-                    bits += int(cnt["bits"])
-                    errors += int(cnt.get("errors") or 0)
-            out[ln] = (bits, errors) if bits > 0 else None
-        return out
 
     def _tune(self) -> dict[int, dict[str, int]]:
         self._ensure_connected()
@@ -448,40 +401,6 @@ class TunerSearch(TunerConnect):
         return (f"{len(tied)} codes, the pick among them, {how} at the screen: it cannot rank them, the "
                 "contenders' full dwells decide")
 
-    def _lane_pick(self, gi: int, ln: int, opt: BaseOptimizer,
-                   readings: Mapping[int, LiveReading] | None = None) -> dict[str, float] | None:
-        """Lane ``ln``'s pick: the optimizer's recommendation under the margin guard (``_pick``) and, for a
-        counted metric, the pooled-count guard (``eqtune.tune.recommend.count_guard``): never a code whose
-        own error counts, summed over every dwell, are significantly worse than another measured code's."""
-        p = _pick(opt)
-        if p is None or not isinstance(opt, GPOptimizer) or not self._counted_metric():
-            return p
-        key = count_guard(self._code_counts(gi, ln, opt, readings or {}), opt.ispace.key_of(p))
-        return opt.ispace.point(key)
-
-    def _code_counts(self, gi: int, ln: int, opt: GPOptimizer,
-                     readings: Mapping[int, LiveReading]) -> dict[tuple[int, ...], tuple[int, int]]:
-        """Per measured code of lane ``ln`` (the optimizer's key): pooled (bits, errors) over this
-        group's journaled measurements and ``readings`` (the one not journaled yet)."""
-        src = self.sources[gi]
-        rows = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)]
-        rows.append(readings[ln].to_dict() if ln in readings else None)
-        out: dict[tuple[int, ...], tuple[int, int]] = {}
-        for r in rows:
-            cnt = (r or {}).get("counts") or {}
-            if not r or not cnt.get("bits"):
-                continue
-            key = opt.ispace.key_of(_point(src, r["codes"]))
-            b, e = out.get(key, (0, 0))
-            out[key] = (b + int(cnt["bits"]), e + int(cnt.get("errors") or 0))
-        return out
-
-    def _full_bits(self, gi: int, ln: int, readings: Mapping[int, LiveReading]) -> int:
-        """Bits of one full dwell of lane ``ln``: the most any single measurement of the group counted."""
-        rows = [_lane_map(m["lanes"]).get(ln) for m in self.view.measurements(gi)]
-        rows.append(readings[ln].to_dict() if ln in readings else None)
-        return max((int(((r or {}).get("counts") or {}).get("bits") or 0) for r in rows), default=0)
-
     def _unchanged_runs(self, gi: int) -> dict[int, tuple[dict[str, int] | None, int]]:
         """Per lane of group ``gi``: (last recommended codes, evaluations it has held unchanged), from the
         last measure record's 'rec' (so a resumed session stops exactly where a straight run would)."""
@@ -574,26 +493,6 @@ def _optimizer_extra(opt: BaseOptimizer) -> dict[str, Any]:
     except Exception:  # an optimizer without state: replaying tell() is all there is
         return {}
     return {k: v for k, v in st.items() if k not in _OBSERVATION_KEYS}
-
-
-def _pick(opt: BaseOptimizer) -> dict[str, float] | None:
-    """The optimizer's recommendation, never a code measured significantly worse than the best code
-    measured so far (``eqtune.tune.recommend.guard_pick``)."""
-    p = opt.recommend()
-    if p is None or not isinstance(opt, GPOptimizer):
-        return p
-    key = guard_pick(opt, opt.ispace.key_of(p))
-    return opt.ispace.point(key)
-
-
-def _codes_key(codes: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
-    return tuple(sorted((str(k), int(v)) for k, v in codes.items()))
-
-
-def _point(src: LiveSource, codes: Mapping[str, Any]) -> dict[str, float]:
-    p = dict(src.space.fixed)
-    p.update({k: float(v) for k, v in codes.items() if k in src.knobs})
-    return p
 
 
 def screen_looks(looks: int, share: float) -> int:

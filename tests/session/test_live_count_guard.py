@@ -1,5 +1,5 @@
 """A live BER session's pick is never refuted by its own pooled error counts (the count guard of
-eqtune.tune.recommend.count_guard, wired in session/live_search.py), whatever the model prefers."""
+eqtune.tune.recommend.count_guard, wired in session/live_counts.py), whatever the model prefers."""
 
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ def _refuted_lanes(view: Any, result: Any) -> list[int]:
 def test_the_pick_gives_way_to_a_code_its_counts_show_better(tmp_path, monkeypatch, guard):
     """With a model that recommends its worst code, the session's picks still stand up to the pooled
     counts; with the guard off (level 0) the same session keeps refuted picks (the test can fail)."""
-    from eqtune.session import live_search
+    from eqtune.session import live_counts
 
-    monkeypatch.setattr(live_search, "_pick", _worst_measured)
+    monkeypatch.setattr(live_counts, "_pick", _worst_measured)
     if not guard:
         monkeypatch.setattr(recommend, "COUNT_GUARD_ALPHA", 0.0)
     res = f"emu:c2m-10in?seed=33&settle_ms=0&fast=1&adaptive=0&name=count-guard-{guard}"
