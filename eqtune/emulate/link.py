@@ -17,9 +17,11 @@ Directions (docs/ARCHITECTURE.md, "Link directions"):
 Link quality comes from a *quality model*: a callable ``quality(direction, codes, lane) -> dict``
 with at least ``ber_estimate`` and ``eye_height_min_mv`` (and optionally ``eye_height_mv`` list,
 ``eye_width_ui``). The default uses the eye engine (``eqtune.eye.EyeEngine``) on the library
-channel with a small per-lane extra loss (seeded trace-length spread); when the eye engine or the
-channel library is not available it falls back to :func:`surrogate_quality`, a closed-form bowl
-around a loss-dependent optimum (``quality_source`` says which). Results are cached per
+channel with a small per-lane extra loss (seeded trace-length spread); when the eye engine itself is
+not available (a broken install) it falls back to :func:`surrogate_quality`, a closed-form bowl
+around a loss-dependent optimum (``quality_source`` says which). A channel that does not load, or that
+the engine refuses (a damaged file, a sweep short of the band), raises its ``ChannelError``: a user's
+channel is never replaced by the bowl in silence. Results are cached per
 ``(direction, lane, code tuple)``: evaluations are pure.
 
 Thermal model (:meth:`EmulatedLink.set_thermal`): the module temperature follows a scripted
@@ -44,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from eqtune.drivers.measurement import BerCount
+from eqtune.errors import ChannelError
 from eqtune.serdes.knobs import (
     HOST_RX,
     MODULE_RX,
@@ -322,6 +325,10 @@ class EmulatedLink:
                                                                       receiver)
                 baud, mod = float(ch.baud_gbd), str(ch.modulation)
                 self.quality_source = "eye-engine"
+            except ChannelError:
+                # a channel that does not load, or that the engine refuses (a damaged file, a sweep short
+                # of the band): the user's input, said in one line, never replaced by the surrogate
+                raise
             except Exception as exc:  # noqa: BLE001 - engine or channel library not available
                 loss = channel_loss_guess_db(self.channel_name)
                 if not isinstance(channel, str):

@@ -582,7 +582,7 @@ def emulator_for(spec) -> EmulatedModule:
                 raise InputError(f"emu:{spec.target}: bad emulator option ({exc}); e.g. emu:c2m-10in?seed=1&settle_ms=0") from None
             try:
                 mod = EmulatedModule(channel=spec.target, **kwargs)
-            except ValueError as exc:
+            except (ValueError, InputError) as exc:  # InputError: a channel that does not load
                 raise InputError(f"emu:{spec.target}: {exc}") from None
             _EMULATORS[key] = mod
         return mod
