@@ -68,16 +68,15 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     resource = (f"emu:{channel}?seed={seed}&settle_ms=2" + (f"&image={image}" if image else "")
                 + ("&fast=1&adaptive=0" if module_ber else ""))
     from eqtune.drivers.transport import parse_resource
-    from eqtune.emulate.module import emulator_for
+    from eqtune.emulate.module import emulated_link_warning, emulator_for
 
     module_emu = emulator_for(parse_resource(resource))
     link_model = str(module_emu.link.quality_source)
-    if link_model != "eye-engine":
-        # The emulator falls back to a closed-form surrogate when the eye engine cannot model the channel
-        # (e.g. scikit-rf missing from a broken install): the demo still runs, but says so in one line.
-        click.echo(f"demo: warning: the emulated link is not the eye engine's model of {channel} but the "
-                   f"closed-form {link_model}; its figures are not the channel's (reinstall eqtune with "
-                   f"its dependencies to get them)", err=True)
+    # The emulator falls back to a closed-form surrogate when the eye engine does not import (a broken
+    # install): the demo still runs, but says so in one line.
+    warning = emulated_link_warning(resource)
+    if warning:
+        click.echo(f"demo: {warning}", err=True)
     emu = None
     instrument = None
     if module_ber:

@@ -588,6 +588,28 @@ def emulator_for(spec) -> EmulatedModule:
         return mod
 
 
+def emulated_link_warning(resource: str) -> str | None:
+    """One line when an ``emu:`` module's link is not the eye engine's model of its channel: the emulator
+    fell back to its closed-form surrogate because the eye engine does not import (a broken install), so
+    the session would tune a bowl, not the channel. None for a real module or an eye-engine link. A
+    channel that does not load never gets here: the emulator refuses it (eqtune.emulate.link)."""
+    if not str(resource).startswith("emu:"):
+        return None
+    from eqtune.drivers.transport import parse_resource
+    from eqtune.errors import EqtuneError
+
+    try:
+        link = emulator_for(parse_resource(resource)).link
+    except EqtuneError:
+        return None  # said when the session opens the module
+    model = str(link.quality_source)
+    if model in ("eye-engine", "injected"):
+        return None
+    return (f"warning: the emulated link is not the eye engine's model of {link.channel_name} but the "
+            f"closed-form {model}; its figures are not the channel's (reinstall eqtune with its "
+            "dependencies to get them)")
+
+
 def reset_emulators() -> None:
     """Forget every ``emu:`` module of this process (tests)."""
     with _REG_LOCK:

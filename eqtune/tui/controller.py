@@ -169,6 +169,9 @@ class SessionController:
         self.lanes: list[int] = [1]
         self.module: CmisModule | None = None
         self.identity: dict[str, Any] = {}
+        # an emu: module whose link is the closed-form surrogate, not the eye engine's model (a broken
+        # install): one line the Devices step shows at Connect (eqtune.emulate.module.emulated_link_warning)
+        self.link_warning: str | None = None
         self.capabilities: dict[str, Any] = {}
         self.doctor: dict[str, Any] = {}  # eqtune.drivers.cmis_doctor report of the connected module
         self.module_codes: dict[int, dict[str, int]] = {}  # every lane's Active Control Set (page 11h) at connect
@@ -264,6 +267,9 @@ class SessionController:
         self.instrument_resource = inst
         self.lanes = sorted(set(chosen))
         self._read_identity()
+        from eqtune.emulate.module import emulated_link_warning
+
+        self.link_warning = emulated_link_warning(resource)
         return self.identity
 
     def check_instrument(self, resource: str) -> dict[str, Any]:

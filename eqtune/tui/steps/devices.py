@@ -142,8 +142,9 @@ class DevicesPane(StepPane):
 
         def done(identity: dict[str, Any]) -> None:
             self.refresh_view()
-            self.status(f"connected {res}: {identity.get('vendor', '')} {identity.get('pn', '')} "
-                        f"SN {identity.get('sn', '')}. Read the codes below, then Enter to continue")
+            said = (f"connected {res}: {identity.get('vendor', '')} {identity.get('pn', '')} "
+                    f"SN {identity.get('sn', '')}. Read the codes below, then Enter to continue")
+            self.status(f"{said}. {self.ctl.link_warning}" if self.ctl.link_warning else said)
             self.focus_button("continue")
 
         self.run("connect", f"connecting to {res or '(no module)'}...",
