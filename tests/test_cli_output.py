@@ -106,3 +106,25 @@ def test_report_labels_an_emulated_dwell() -> None:
 
     assert _virtual_clock("emu:c2m-10in?seed=1&settle_ms=2&fast=1&adaptive=0")
     assert not _virtual_clock("emu:c2m-10in?seed=1") and not _virtual_clock("i2c:1@0x50")
+
+
+def test_a_warning_is_one_line_naming_the_file_not_an_eqtune_source_line(tmp_path) -> None:
+    """A 4-port file whose legs are all alike: the port order cannot be told, eqtune assumes one and says
+    so. On the command line that is one ``eqtune: warning:`` line about the user's file, not Python's
+    two lines quoting eqtune's own code; and the hook is gone once the command returns."""
+    import warnings
+
+    rows = ["# GHz S RI R 50"]
+    for f in range(1, 61):
+        rows.append(f"{f} " + " ".join("0.3 0" if (i // 4 + i % 4) % 2 else "0.1 0" for i in range(16)))
+    p = tmp_path / "flat.s4p"
+    p.write_text("\n".join(rows) + "\n")
+    before = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        r = run("eye", str(p))
+    assert r.exit_code == 0, r.output
+    said = [ln for ln in r.stderr.splitlines() if "port order is ambiguous" in ln]
+    assert len(said) == 1 and said[0].startswith(f"eqtune: warning: {p}: port order is ambiguous")
+    assert "touchstone.py" not in r.stderr and "UserWarning" not in r.stderr
+    assert warnings.showwarning is before

@@ -2,14 +2,17 @@
 
 Sub-commands live in their own modules and are imported only when invoked, so that
 ``eqtune --help`` does not import numpy, scikit-rf or textual. Every ``EqtuneError`` becomes
-one line on stderr (with ``--json``: a JSON error object on stdout) and exit code 2; Ctrl-C exits
-with 130.
+one line on stderr (with ``--json``: a JSON error object on stdout) and exit code 2; every Python
+warning a command raises (an ambiguous port order, a non-passive file) one ``eqtune: warning:`` line on
+stderr; Ctrl-C exits with 130.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import warnings
+from typing import Any
 
 import click
 
@@ -64,7 +67,9 @@ class LazyGroup(click.Group):
         # error object on stdout
         args = [str(a) for a in (*getattr(ctx, "_protected_args", ()), *ctx.args)]
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():  # restores the caller's hook and filters afterwards
+                warnings.showwarning = _show_warning
+                return super().invoke(ctx)
         except EqtuneError as exc:
             from eqtune.cli._common import report_error
 
@@ -77,6 +82,14 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("eqtune: interrupted", err=True)
             ctx.exit(130)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A warning a command raises (an ambiguous port order, a non-passive file, an unauthenticated
+    bridge) as one line on stderr, ``eqtune: warning: ...``, instead of Python's two lines that name an
+    eqtune source file and quote its code."""
+    click.echo(f"eqtune: warning: {_one_line(str(message))}", err=True)
 
 
 def _one_line(text: str) -> str:
