@@ -50,7 +50,7 @@ class Timer:
 
 def live_overhead(evals: int, instrument: bool) -> dict:
     from eqtune.drivers.transport import parse_resource
-    from eqtune.emulate.module import emulator_for
+    from eqtune.emulate.registry import emulator_for
     from eqtune.session.journal import Journal
     from eqtune.session.live import LiveConfig, LiveTuner
     from eqtune.tune.live import LiveSource
@@ -120,7 +120,7 @@ def live_overhead(evals: int, instrument: bool) -> dict:
 def push_many(n: int, jobs: int) -> dict:
     from eqtune.drivers.cmis import open_module
     from eqtune.drivers.transport import parse_resource
-    from eqtune.emulate.module import emulator_for
+    from eqtune.emulate.registry import emulator_for
     from eqtune.session.profile import Profile
     from eqtune.session.push import push_profile
 

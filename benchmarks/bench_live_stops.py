@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from eqtune.drivers.measurement import dwell_for
     from eqtune.drivers.transport import parse_resource
-    from eqtune.emulate.module import emulator_for, reset_emulators
+    from eqtune.emulate.registry import emulator_for, reset_emulators
     from eqtune.session.live import LiveConfig, LiveTuner, load_session
 
     dwell = dwell_for(1e-12, 106.25e9)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for, reset_emulators
+from eqtune.emulate.registry import emulator_for, reset_emulators
 from eqtune.session.live import LiveConfig, LiveTuner
 
 DROP = {"ck", "t", "wall_s", "cost_s", "pid", "created", "elapsed_s", "eqtune", "version_info", "host", "session", "id"}

@@ -46,7 +46,7 @@ def gore_c2c_file(shared_dir: Path) -> Path:
 def _fresh_emulated_modules():
     """Every test starts from power-up emulated modules: the ``emu:`` registry is process-wide, and a
     module one test left tuned would otherwise be the next test's starting point (an order dependence)."""
-    from eqtune.emulate.module import reset_emulators
+    from eqtune.emulate.registry import reset_emulators
 
     reset_emulators()
     yield

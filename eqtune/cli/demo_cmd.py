@@ -68,7 +68,7 @@ def demo(sessions: str | None, lanes: tuple[int, ...], bert: bool, budget: int, 
     resource = (f"emu:{channel}?seed={seed}&settle_ms=2" + (f"&image={image}" if image else "")
                 + ("&fast=1&adaptive=0" if module_ber else ""))
     from eqtune.drivers.transport import parse_resource
-    from eqtune.emulate.module import emulated_link_warning, emulator_for
+    from eqtune.emulate.registry import emulated_link_warning, emulator_for
 
     module_emu = emulator_for(parse_resource(resource))
     link_model = str(module_emu.link.quality_source)

@@ -172,16 +172,23 @@ def terminal_consent(as_json: bool = False):
     return ask
 
 
+def _say_link_warning(module: str, quiet: bool) -> None:
+    """The one line of an ``emu:`` module whose link is the closed-form surrogate (a broken install), on
+    stderr (``eqtune.emulate.registry.emulated_link_warning``); nothing for any other module."""
+    from eqtune.emulate.registry import emulated_link_warning
+
+    warning = emulated_link_warning(module)
+    if warning and not quiet:
+        click.echo(warning, err=True)
+
+
 def run_live(cfg, *, sessions: str | None = None, session: str | None = None, as_json: bool = False,
              quiet: bool = False, save_profile: str | None = None) -> dict[str, Any]:
     """Run a new journaled live tune of ``cfg``; progress lines on stderr (none with ``as_json`` or
     ``quiet``), the summary (or one JSON object) on stdout. Returns the result summary dict."""
-    from eqtune.emulate.module import emulated_link_warning
     from eqtune.session.live import LiveTuner
 
-    warning = emulated_link_warning(cfg.module)
-    if warning and not (as_json or quiet):
-        click.echo(warning, err=True)
+    _say_link_warning(cfg.module, as_json or quiet)
     tuner = LiveTuner.create(cfg, sessions_dir=sessions, session_id=session, on_event=_progress(as_json or quiet),
                              consent=terminal_consent(as_json))
     if cfg.instrument is None and not (as_json or quiet):
@@ -207,11 +214,7 @@ def resume_live(session_id: str, *, sessions: str | None = None, as_json: bool =
                              require_signed=require_signed)
     if allow_traffic_down:
         tuner.config.allow_traffic_down = True
-    from eqtune.emulate.module import emulated_link_warning
-
-    warning = emulated_link_warning(tuner.config.module)
-    if warning and not (as_json or quiet):
-        click.echo(warning, err=True)
+    _say_link_warning(tuner.config.module, as_json or quiet)
     return _finish(tuner, sessions=sessions, as_json=as_json, save_profile=None)
 
 

@@ -17,8 +17,8 @@ from typing import Any
 _LAZY = {
     "EmulatedLink": "eqtune.emulate.link",
     "EmulatedModule": "eqtune.emulate.module",
-    "emulator_for": "eqtune.emulate.module",
-    "reset_emulators": "eqtune.emulate.module",
+    "emulator_for": "eqtune.emulate.registry",
+    "reset_emulators": "eqtune.emulate.registry",
     "EmulatorTransport": "eqtune.emulate.transport",
     "NetBridgeServer": "eqtune.emulate.bridge",
     "ScpiEmulator": "eqtune.emulate.scpi",

@@ -6,7 +6,7 @@ hardware room importing the emulators. Resource syntax::
 
     emu:CHANNEL[?seed=&settle_ms=&fast=1&lanes=&stepped=1&noise=0&adaptive=0&adaptive_cap=&name=&image=&autocomm=]
 
-One emulated module per distinct resource string per process (:func:`eqtune.emulate.module.emulator_for`).
+One emulated module per distinct resource string per process (:func:`eqtune.emulate.registry.emulator_for`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def parse_emu_resource(resource: str, rest: str) -> ResourceSpec:
 
 def open_emu_transport(spec: ResourceSpec, resource: str, **kwargs: Any) -> EmulatorTransport:
     """The transport of a parsed ``emu:`` resource (the process-wide emulator of that string)."""
-    from eqtune.emulate.module import emulator_for
+    from eqtune.emulate.registry import emulator_for
 
     return EmulatorTransport(emulator_for(spec), resource, **kwargs)
 

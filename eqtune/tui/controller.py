@@ -170,7 +170,7 @@ class SessionController:
         self.module: CmisModule | None = None
         self.identity: dict[str, Any] = {}
         # an emu: module whose link is the closed-form surrogate, not the eye engine's model (a broken
-        # install): one line the Devices step shows at Connect (eqtune.emulate.module.emulated_link_warning)
+        # install): one line the Devices step shows at Connect (eqtune.emulate.registry.emulated_link_warning)
         self.link_warning: str | None = None
         self.capabilities: dict[str, Any] = {}
         self.doctor: dict[str, Any] = {}  # eqtune.drivers.cmis_doctor report of the connected module
@@ -267,7 +267,7 @@ class SessionController:
         self.instrument_resource = inst
         self.lanes = sorted(set(chosen))
         self._read_identity()
-        from eqtune.emulate.module import emulated_link_warning
+        from eqtune.emulate.registry import emulated_link_warning
 
         self.link_warning = emulated_link_warning(resource)
         return self.identity

@@ -8,7 +8,7 @@ from eqtune.drivers import cmis_map as M
 from eqtune.drivers.cmis import open_module
 from eqtune.drivers.cmis_map import ConfigStatus
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for, reset_emulators
+from eqtune.emulate.registry import emulator_for, reset_emulators
 from eqtune.errors import EqRangeError, InputError, ModuleError
 from tests.drivers.test_cmis_driver import _arm_at_apply, data_writes, make_module, staged_block
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from eqtune.cli import main
 from eqtune.drivers import cmis_map as M
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for, reset_emulators
+from eqtune.emulate.registry import emulator_for, reset_emulators
 
 RES = "emu:c2m-10in?seed=7&settle_ms=0&fast=1"
 

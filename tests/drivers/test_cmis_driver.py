@@ -9,7 +9,8 @@ from eqtune.drivers.cmis import CmisDriver, open_module
 from eqtune.drivers.cmis_map import ConfigStatus, DPState
 from eqtune.drivers.transport import PagedRegisters, parse_resource
 from eqtune.emulate.link import EmulatedLink, surrogate_quality
-from eqtune.emulate.module import EmulatedModule, VirtualClock, emulator_for, reset_emulators
+from eqtune.emulate.module import EmulatedModule, VirtualClock
+from eqtune.emulate.registry import emulator_for, reset_emulators
 from eqtune.emulate.transport import EmulatorTransport
 from eqtune.errors import EqRangeError, ModuleError, TransportError
 

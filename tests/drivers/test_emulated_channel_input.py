@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from eqtune.cli import main
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for, reset_emulators
+from eqtune.emulate.registry import emulator_for
 from eqtune.errors import InputError
 
 ONE_POINT = "# GHz S MA R 50\n1 " + "0.5 0 " * 16 + "\n"
@@ -20,13 +20,6 @@ SHORT = "# GHz S RI R 50\n" + "".join(f"{f} " + "0.1 0 " * 16 + "\n" for f in ra
 
 def _no_engine(*args, **kwargs):
     raise ModuleNotFoundError("No module named 'skrf'")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_emulators():
-    reset_emulators()
-    yield
-    reset_emulators()
 
 
 @pytest.mark.filterwarnings("ignore:.*port order is ambiguous")

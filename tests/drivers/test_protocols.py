@@ -25,7 +25,8 @@ from eqtune.drivers.transport import FtdiTransport, OptoeTransport, PagedRegiste
 from eqtune.drivers.visa import VisaTransport
 from eqtune.emulate.faults import FaultyTransport
 from eqtune.emulate.link import EmulatedLink, surrogate_quality
-from eqtune.emulate.module import EmulatedModule, RealClock, VirtualClock, reset_emulators
+from eqtune.emulate.module import EmulatedModule, RealClock, VirtualClock
+from eqtune.emulate.registry import reset_emulators
 from eqtune.emulate.scpi import ScpiEmulator
 from eqtune.emulate.transport import EmulatorTransport
 from tests.session.fakes import FakeModule

@@ -69,7 +69,7 @@ def test_live_tune_numeric_options(accepted, opts):
 @given(key=st.sampled_from(["settle_ms", "seed", "lanes", "fast", "adaptive", "noise"]), value=NUMBERS,
        channel=st.sampled_from(["c2m-10in", "nonexistent", "", "c2m-10in.toml", "../x"]))
 def test_emulator_resource_options(key, value, channel):
-    from eqtune.emulate.module import reset_emulators
+    from eqtune.emulate.registry import reset_emulators
 
     reset_emulators()
     res = f"emu:{channel}?{key}={value}"

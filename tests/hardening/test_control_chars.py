@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from eqtune.cli import main
 from eqtune.drivers import cmis_map as M
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.textsafe import printable
 
 EVIL_VENDOR = b"EV\x1b]52;c;SGk=\x07L\x9b2J"  # OSC 52 (clipboard write) + C1 CSI "clear screen"

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.errors import SessionError
 from eqtune.session.journal import read_journal
 from eqtune.session.live import LiveConfig, LiveTuner

@@ -27,7 +27,7 @@ def test_good_lane_selections():
 
 
 def _live(*extra: str, sessions: str) -> object:
-    from eqtune.emulate.module import reset_emulators
+    from eqtune.emulate.registry import reset_emulators
 
     reset_emulators()
     args = ["tune", "c2m-10in", "--live", "--module", "emu:c2m-10in?fast=1&settle_ms=0&name=opt",
@@ -54,7 +54,7 @@ BAD_LIVE = [
 
 @pytest.mark.parametrize(("extra", "word"), BAD_LIVE)
 def test_bad_live_options_exit_2_one_line_nothing_written(tmp_path, extra, word):
-    from eqtune.emulate.module import _EMULATORS
+    from eqtune.emulate.registry import _EMULATORS
 
     r = _live(*extra, sessions=str(tmp_path))
     assert r.exit_code == 2, r.output
@@ -80,7 +80,7 @@ def test_live_config_refuses_what_the_api_gets_wrong():
 @pytest.mark.parametrize("resource", ["emu:c2m-10in?settle_ms=-5", "emu:c2m-10in?settle_ms=nan",
                                       "emu:nonexistent", "emu:c2m-10in?lanes=0", "emu:c2m-10in?seed=x"])
 def test_bad_emulator_resources(resource):
-    from eqtune.emulate.module import reset_emulators
+    from eqtune.emulate.registry import reset_emulators
 
     reset_emulators()
     r = CliRunner().invoke(main, ["module", "show", resource])

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from eqtune.cli import main
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.session.profile import Profile, content_digest, render
 
 RES = "emu:c2m-10in?settle_ms=0&fast=1&name=sign-push"

@@ -50,7 +50,7 @@ def main() -> None:
 
     import eqtune.tune.optimizer  # noqa: F401
     from eqtune.drivers.transport import parse_resource
-    from eqtune.emulate.module import emulator_for
+    from eqtune.emulate.registry import emulator_for
 
     link = emulator_for(parse_resource(RESOURCE)).link
     assert emulator_for(parse_resource(RESOURCE)).link is link

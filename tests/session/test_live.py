@@ -8,7 +8,7 @@ import math
 import pytest
 
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.session.journal import read_journal
 from eqtune.session.live import LiveConfig, LiveTuner, load_session, save_session_profile
 from eqtune.session.profile import Profile

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.errors import InputError
 from eqtune.session.config import SCREEN_CONTENDERS
 from eqtune.session.live import LiveConfig, LiveTuner, load_session

@@ -174,7 +174,7 @@ def test_a_screened_tie_of_error_free_codes_settles_and_the_contenders_decide(tm
     import itertools
 
     from eqtune.drivers.transport import parse_resource
-    from eqtune.emulate.module import emulator_for
+    from eqtune.emulate.registry import emulator_for
     from tests.session.test_live_stops import _MultiBert
 
     res = "emu:c2m-4in?seed=31&settle_ms=0&fast=1&adaptive=0&name=screen-tie"

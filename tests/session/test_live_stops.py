@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.session.live import LiveConfig, LiveTuner, load_session
 from eqtune.session.live_search import STOP_RULES
 

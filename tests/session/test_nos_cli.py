@@ -19,7 +19,8 @@ from eqtune.cli import main
 from eqtune.drivers.cmis import CmisDriver
 from eqtune.drivers.transport import PagedRegisters, parse_resource
 from eqtune.emulate.link import EmulatedLink
-from eqtune.emulate.module import EmulatedModule, VirtualClock, emulator_for
+from eqtune.emulate.module import EmulatedModule, VirtualClock
+from eqtune.emulate.registry import emulator_for
 from eqtune.emulate.transport import EmulatorTransport
 from eqtune.serdes.knobs import RX_AMP, RX_POST, RX_PRE, TX_EQ
 from eqtune.session.nos import SONIC_SI, NosOptions, export_to_file

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from eqtune.drivers.cmis import open_module
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.session.live import LiveConfig, LiveTuner, session_profile
 from eqtune.session.profile import Profile
 from eqtune.session.push import push_to_module

@@ -8,7 +8,7 @@ import pytest
 
 from eqtune.drivers.cmis import open_module
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.session.profile import Profile
 from eqtune.session.push import APPLIED, REFUSED, RESTORED, push_profile
 from eqtune.session.push_verify import verify_module

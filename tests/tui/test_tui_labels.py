@@ -11,7 +11,7 @@ import pytest
 
 from eqtune.drivers.definition import find_definition
 from eqtune.drivers.transport import parse_resource
-from eqtune.emulate.module import emulator_for
+from eqtune.emulate.registry import emulator_for
 from eqtune.emulate.scpi import ScpiEmulator
 from eqtune.tui.app import EqtuneApp
 
