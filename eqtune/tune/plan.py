@@ -3,7 +3,11 @@
 * ``choose_sim_search``: in simulation, measure the whole feasible grid in one vectorized batch when
   that costs no more wall time than the budgeted GP run, else run the GP. The grid's cost is timed on a
   probe batch of the grid itself; the GP run's cost is ``budget`` single evaluations plus the
-  optimizer's own time per step (ask + tell, ``GP_STEP_S``, measured in benchmarks/bench_tune.py).
+  optimizer's own time per step (ask + tell, ``GP_STEP_S``, measured in benchmarks/bench_tune.py). Each
+  probe is timed more than once and the fastest kept (``PROBE_REPEATS``: the run least disturbed by
+  the machine's other work, the convention of Python's ``timeit``). A budget below the GP's initial
+  design cannot run the GP at all: the grid is then compared with the GP's smallest run (its initial
+  design), not with a run that cannot happen.
 * ``live_plan``: for a live session, the knobs, the number of feasible codes, how the GP will use its
   budget (every code once plus the close contenders re-measured when the space is no larger than the
   budget, see ``GPOptimizer.exhaustive``) and the expected time, from the dwell and the number of lane
@@ -33,6 +37,8 @@ LOOP_S = 2e-4
 #: the GP's stage-A screen of every code (eqtune.tune.screen) per feasible code (s): 8-9 s for the
 #: 383,180 codes of a 6-knob TX FFE x CTLE space, 0.1-0.3 s for 21,760 5-knob codes (benchmarks/bench_tune.py)
 SCREEN_S_PER_CODE = 2.5e-5
+#: timings per probe: the fastest is kept (the timeit convention: the others measure the machine's load)
+PROBE_REPEATS = 3
 
 
 @dataclass(frozen=True)
@@ -54,8 +60,11 @@ def choose_sim_search(source: MarginSource, budget: int, ispace: IndexedSpace | 
     """Exhaustive batch when the feasible grid costs no more than ``budget`` sequential GP steps.
 
     ``source``: a ``SimulationSource`` (``measure_batch``); ``ispace``: its ``IndexedSpace`` (built when
-    None). The probe measures ``PROBE_POINTS`` grid points in one batch and one point alone; the
-    estimates are as noisy as the machine's load (a busy machine: +-50 %)."""
+    None). The probe measures ``PROBE_POINTS`` grid points in one batch and one point alone, each
+    ``PROBE_REPEATS`` times, fastest kept; the estimates are still as noisy as the machine's load. A
+    ``budget`` below the GP's initial design (``optimizer.default_n_initial``) is compared as that
+    design's size: the GP's smallest run (when it wins, ``tune()`` refuses the budget in one line)."""
+    from eqtune.tune.optimizer import default_n_initial
     from eqtune.tune.space import IndexedSpace
 
     isp = ispace if ispace is not None else IndexedSpace(source.space)
@@ -68,20 +77,26 @@ def choose_sim_search(source: MarginSource, budget: int, ispace: IndexedSpace | 
     assert grid is not None  # n_feasible is known, so the grid is enumerated
     rows = grid[mid: mid + PROBE_POINTS]
     pts = [isp.point(r) for r in rows]
-    t0 = time.perf_counter()
-    source.measure_batch(pts)
-    per_batch = (time.perf_counter() - t0) / len(pts)
-    t0 = time.perf_counter()
-    source.measure(pts[0])
-    single = time.perf_counter() - t0
+    per_batch = single = float("inf")
+    for i in range(PROBE_REPEATS):
+        t0 = time.perf_counter()
+        source.measure_batch(pts)
+        per_batch = min(per_batch, (time.perf_counter() - t0) / len(pts))
+        t0 = time.perf_counter()
+        source.measure(pts[i % len(pts)])
+        single = min(single, time.perf_counter() - t0)
     grid_s = (per_batch + LOOP_S) * nf
-    gp_s = budget * (single + GP_STEP_S)
+    smallest = default_n_initial(isp.d)
+    steps = max(int(budget), smallest)  # below the initial design the GP cannot run: its smallest run
+    gp_s = steps * (single + GP_STEP_S)
     if getattr(source, "screens", False):  # the GP screens every code first (SimulationSource.screens)
         gp_s += nf * SCREEN_S_PER_CODE
     if grid_s <= gp_s:
-        why = f"the whole grid ({nf} codes, ~{grid_s:.1f} s in one batch) costs no more than {budget} GP steps (~{gp_s:.1f} s)"
+        gp_text = (f"{budget} GP steps" if steps == budget else
+                   f"the GP's smallest run ({steps} steps: --budget {budget} is below its initial design)")
+        why = f"the whole grid ({nf} codes, ~{grid_s:.1f} s in one batch) costs no more than {gp_text} (~{gp_s:.1f} s)"
         return SimSearch("exhaustive", nf, budget, grid_s, gp_s, why)
-    why = (f"{budget} GP steps (~{gp_s:.1f} s) cost less than the whole grid ({nf} codes, ~{grid_s:.1f} s); "
+    why = (f"{steps} GP steps (~{gp_s:.1f} s) cost less than the whole grid ({nf} codes, ~{grid_s:.1f} s); "
            f"for the exact optimum: --optimizer grid --budget {nf}")
     return SimSearch("gp", nf, budget, grid_s, gp_s, why)
 

@@ -174,6 +174,54 @@ def test_sim_plan_counts_the_screen_in_the_gp_run(monkeypatch):
     assert plan.choose_sim_search(com, 12).mode == "gp"
 
 
+def test_sim_plan_below_the_initial_design_compares_the_gps_smallest_run(monkeypatch):
+    """A budget the GP cannot run (below its initial design of d + 2 codes) is compared as that design,
+    not as the budget: with a grid dearer than 3 GP steps but cheaper than the GP's 5, the grid is
+    chosen (before, the GP was, and tune() then refused the budget). The probe's fastest timing is the
+    one kept."""
+    import types
+
+    import eqtune.tune.plan as plan
+
+    src = SimulationSource("c2m-10in", ["rx_pre", "rx_post", "rx_amp"])  # 256 codes, initial design 5
+    # a clock that advances a fixed step per reading: every probe takes one tick (1 ms), none of the
+    # machine's load; the grid then costs 256 x (1 ms / 256 + LOOP_S), a GP step 1 ms + GP_STEP_S
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(plan, "time", types.SimpleNamespace(perf_counter=lambda: 1e-3 * next(ticks)))
+    monkeypatch.setattr(plan, "LOOP_S", 1e-3)  # grid ~0.257 s
+    monkeypatch.setattr(plan, "GP_STEP_S", 0.063)  # 3 steps 0.192 s, 5 steps 0.32 s
+    monkeypatch.setattr(plan, "SCREEN_S_PER_CODE", 0.0)
+    low = plan.choose_sim_search(src, 3)
+    assert low.mode == "exhaustive"
+    assert low.gp_s == pytest.approx(5 * 0.064, rel=1e-9)
+    assert "below its initial design" in low.reason
+    # a budget the GP can run is compared as it is: 6 steps (0.384 s) cost more than the grid
+    assert plan.choose_sim_search(src, 6).mode == "exhaustive"
+    monkeypatch.setattr(plan, "LOOP_S", 2e-3)  # grid ~0.51 s: dearer than the GP's smallest run
+    dear = plan.choose_sim_search(src, 3)
+    assert dear.mode == "gp" and dear.gp_s == pytest.approx(0.32, rel=1e-9)
+    from eqtune.errors import TuneError
+
+    with pytest.raises(TuneError, match="smaller than the initial design"):
+        tune(src, budget=3, optimizer="gp", seed=0)
+
+
+def test_sim_plan_keeps_the_fastest_probe(monkeypatch):
+    """Of the probe's repeated timings the fastest is kept: a first batch slowed 100x by the machine
+    does not tip the choice."""
+    import eqtune.tune.plan as plan
+
+    src = SimulationSource("c2m-10in", ["rx_pre", "rx_post", "rx_amp"])
+    readings = iter([0.0, 25.6, 25.6, 25.601] + [0.0, 0.256, 0.256, 0.257] * 10)
+    monkeypatch.setattr(plan, "time", __import__("types").SimpleNamespace(perf_counter=lambda: next(readings)))
+    monkeypatch.setattr(plan, "LOOP_S", 0.0)
+    monkeypatch.setattr(plan, "GP_STEP_S", 0.0)
+    monkeypatch.setattr(plan, "SCREEN_S_PER_CODE", 0.0)
+    got = plan.choose_sim_search(src, 12)
+    assert got.grid_s == pytest.approx(0.256, rel=1e-9)  # 256 codes x 1 ms, not x 100 ms
+    assert got.gp_s == pytest.approx(12 * 1e-3, rel=1e-9)
+
+
 def test_cli_sim_says_it_screened(tmp_path):
     import json
 
